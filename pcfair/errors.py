@@ -1,0 +1,49 @@
+"""Exception classes raised by pcfair.
+
+Every error pcfair raises on bad input derives from :class:`PCFairError`, so callers can catch
+one class; the subclasses say what went wrong.
+"""
+
+from __future__ import annotations
+
+
+class PCFairError(Exception):
+    """Base class of every error pcfair raises on purpose."""
+
+
+class FormatError(PCFairError, ValueError):
+    """A model file is malformed. Carries the file name and the 1-based line number."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.path = path
+        self.line = line
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if line is not None:
+                where += f":{line}"
+            where += ": "
+        super().__init__(where + message)
+
+
+class StructureError(PCFairError, ValueError):
+    """A circuit lacks a structural property an algorithm needs (smoothness, determinism...)."""
+
+
+class VariableError(PCFairError, KeyError):
+    """An unknown variable or value was named."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class EvidenceError(PCFairError, ValueError):
+    """Evidence is malformed or has probability zero where a conditional is asked for."""
+
+
+class DataError(PCFairError, ValueError):
+    """Input data is malformed (missing values, wrong columns, unknown categories...)."""
+
+
+class SpecError(PCFairError, ValueError):
+    """A specification string could not be parsed; the message points at the token."""
