@@ -1,5 +1,7 @@
 """pcfair: certify the fairness of probabilistic circuits and audit models for intersectional bias."""
 
+from pcfair.circuit import Circuit, CircuitBuilder, Variables, Vtree
+from pcfair.circuit.io import load, save
 from pcfair.errors import (
     DataError,
     EvidenceError,
@@ -13,6 +15,8 @@ from pcfair.errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Circuit",
+    "CircuitBuilder",
     "DataError",
     "EvidenceError",
     "FormatError",
@@ -20,5 +24,9 @@ __all__ = [
     "SpecError",
     "StructureError",
     "VariableError",
+    "Variables",
+    "Vtree",
     "__version__",
+    "load",
+    "save",
 ]

@@ -1,0 +1,32 @@
+"""Exception classes specific to the AVOIR port (all subclass :mod:`pcfair.errors` classes)."""
+
+from __future__ import annotations
+
+from pcfair.errors import PCFairError, SpecError
+
+__all__ = ["MonitorSettingError", "SpecSyntaxError"]
+
+
+class SpecSyntaxError(SpecError):
+    """A specification string could not be parsed; ``position`` is the offending token's offset.
+
+    Attributes
+    ----------
+    text : str
+        The whole specification text.
+    position : int
+        0-based character offset of the offending token.
+    reason : str
+        The message without the pointer lines.
+    """
+
+    def __init__(self, message: str, text: str, position: int):
+        self.text = text
+        self.position = position
+        self.reason = message
+        pointer = " " * position + "^"
+        super().__init__(f"{message} (at position {position})\n  {text}\n  {pointer}")
+
+
+class MonitorSettingError(PCFairError, ValueError):
+    """A monitor setting (Δ, split, batch size, bound...) is out of its allowed range."""

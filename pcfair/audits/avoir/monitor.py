@@ -1,0 +1,712 @@
+"""Online fairness monitoring: AVOIR's Algorithm 1 over pandas batches.
+
+A :class:`Monitor` watches a stream of records (inputs, the decision ``r``, optional labels),
+keeps a running mean and count for every expectation leaf of a specification, and every
+``optimize_every`` records (the paper's batch of 5) tries to certify the specification at the
+overall failure probability Δ. It stops claiming at the first check ``T_s`` where it can say
+``ψ : (b, Δ)``: Pr[ψ = b] ≥ 1 − Δ. With ``split="optimized"`` (AVOIR-OB) the δ budget is
+allocated by the optimiser of :mod:`~pcfair.audits.avoir.opt`; with ``split="equal"``
+(AVOIR-VF, the VeriFair-style baseline) every leaf gets ``Δ/L``.
+
+After the verdict the allocation δ*_i is frozen and monitoring may continue: the adaptive
+Hoeffding bands are valid uniformly in time, so the bands keep narrowing and the verdict is not
+revisited (``MonitorResult.holds`` shows the current three-valued evaluation under the frozen
+δ*). Before a verdict, the bands shown use ``δ_i = Δ`` for every leaf: display bounds, not a
+Δ-level claim (their sum is ``L·Δ``).
+
+Counting convention (as in the authors' published step numbers): ``T`` counts observations
+including the current one, and a check fires when ``T % optimize_every == 0``.
+
+Notes
+-----
+Maneriker, Burley, Parthasarathy, "Online Fairness Auditing through Iterative Refinement",
+KDD 2023 (doi:10.1145/3580305.3599454), Algorithm 1; the ICLR 2023 submission "Auditing fairness
+online through interactive refinement" (AVOIR). Differences from the reference code that pcfair
+makes on purpose: Kleene logic for ``|`` (the reference reports ``F ∨ ?`` as decided), a point
+estimate exactly on a threshold is not certifiable (the reference adds no constraint), every
+optimiser answer is re-checked numerically, and leaf values must lie in their declared range.
+The optimised allocation is data-dependent, which the time-uniform guarantee does not formally
+cover (see :mod:`~pcfair.audits.avoir.opt`); ``split="equal"`` is provably valid.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from pcfair.audits.avoir._program import Evaluation, Program
+from pcfair.audits.avoir.ast import Spec, parse_spec
+from pcfair.audits.avoir.bounds import ConcentrationBound, get_bound
+from pcfair.audits.avoir.errors import MonitorSettingError
+from pcfair.audits.avoir.opt import SPLITS, Allocation, _allocate, _check_budget
+from pcfair.audits.avoir.rules import DEFAULT_TOL, UNDETERMINED
+from pcfair.errors import DataError
+
+__all__ = ["Monitor", "MonitorResult", "monitor_model", "spec"]
+
+
+def _truth_obj(code) -> bool | None:
+    code = int(code)
+    return None if code == UNDETERMINED else bool(code)
+
+
+def as_frame(records) -> pd.DataFrame:
+    """Turn one record or a batch of records into a DataFrame.
+
+    Accepts a DataFrame, a Series or a mapping of scalars (one record), a mapping of columns,
+    or a list of mappings.
+    """
+    if isinstance(records, pd.DataFrame):
+        return records
+    if isinstance(records, pd.Series):
+        return records.to_frame().T.infer_objects()
+    if isinstance(records, Mapping):
+        if all(np.ndim(v) == 0 for v in records.values()):
+            return pd.DataFrame([dict(records)])
+        return pd.DataFrame(dict(records))
+    if isinstance(records, (list, tuple)) and all(isinstance(r, Mapping) for r in records):
+        return pd.DataFrame(list(records))
+    raise DataError(
+        f"records must be a DataFrame, a mapping (one record) or a list of mappings, "
+        f"got {type(records).__name__}")
+
+
+@dataclass
+class MonitorResult:
+    """The state of a monitor after an update.
+
+    Attributes
+    ----------
+    verdict : bool or None
+        The certified truth value of the specification (None: undetermined so far).
+    stop : int or None
+        ``T_s``: the number of records consumed when the verdict was reached.
+    delta : float
+        δ*_T, the failure probability charged to the verdict (1.0 without a verdict).
+    delta_budget : float
+        Δ, the requested overall failure probability.
+    split : str
+        ``"optimized"`` or ``"equal"``.
+    n_observed : int
+        Records observed so far.
+    n_checks : int
+        Checks made so far.
+    holds : bool or None
+        After a verdict: the current Kleene evaluation of the specification under the frozen
+        allocation (it may become more certain, never reverses while the bounds hold). None
+        before a verdict.
+    allocation : numpy.ndarray or None
+        δ*_i per leaf occurrence, frozen at the verdict.
+    """
+
+    verdict: bool | None
+    stop: int | None
+    delta: float
+    delta_budget: float
+    split: str
+    n_observed: int
+    n_checks: int
+    holds: bool | None
+    allocation: np.ndarray | None
+    _program: Program = field(repr=False)
+    _evaluation: Evaluation = field(repr=False)
+    _counts: np.ndarray = field(repr=False)
+
+    @cached_property
+    def terms(self) -> pd.DataFrame:
+        """One row per node of the specification tree at the current state.
+
+        Columns: ``node`` (pre-order index), ``id``, ``parent_id``, ``type``, ``repr``, ``value``,
+        ``epsilon``, ``delta``, ``lower``, ``upper``, ``n`` (leaves), ``threshold`` (comparisons)
+        and ``truth`` (True/False/None on specification nodes).
+        """
+        return _node_frame(self._program, self._evaluation, self._counts, 0)
+
+    @property
+    def leaves(self) -> pd.DataFrame:
+        """The expectation leaves: estimate, samples, ε and δ (a view of :attr:`terms`)."""
+        t = self.terms
+        return t[t["type"] == "Expectation"].reset_index(drop=True)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dictionary (infinite or missing numbers become None)."""
+        rows = []
+        for rec in self.terms.to_dict(orient="records"):
+            rows.append({k: _json_value(v) for k, v in rec.items()})
+        return {
+            "spec": self._program.spec.to_text(),
+            "verdict": self.verdict,
+            "stop": self.stop,
+            "delta": _json_value(self.delta),
+            "delta_budget": self.delta_budget,
+            "split": self.split,
+            "n_observed": self.n_observed,
+            "n_checks": self.n_checks,
+            "holds": self.holds,
+            "allocation": None if self.allocation is None else [float(x) for x in self.allocation],
+            "terms": rows,
+        }
+
+    def summary(self) -> str:
+        """A short human-readable report: verdict, stop time and the per-leaf table."""
+        if self.verdict is None:
+            head = (f"undetermined after {self.n_observed} records ({self.n_checks} checks) "
+                    f"at Δ = {self.delta_budget:g} [{self.split} split]")
+        else:
+            head = (f"verdict {self.verdict} at record {self.stop} with δ = {self.delta:.6g} "
+                    f"≤ Δ = {self.delta_budget:g} [{self.split} split]")
+        cols = ["repr", "value", "epsilon", "delta", "n"]
+        table = self.terms[cols].to_string(index=False, float_format=lambda x: f"{x:.6g}")
+        return f"{self._program.spec.to_text()}\n{head}\n{table}"
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _json_value(v):
+    if v is None:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v) if np.isfinite(v) else None
+    return v
+
+
+def _node_frame(prog: Program, ev: Evaluation, counts: np.ndarray, row: int) -> pd.DataFrame:
+    recs = []
+    for node in prog.nodes:
+        i = node.index
+        spec_level = node.kind in ("and", "or")
+        value = np.nan if spec_level else float(ev.value[row, i])
+        eps = np.nan if spec_level else float(ev.epsilon[row, i])
+        recs.append({
+            "node": i,
+            "id": node.id,
+            "parent_id": None if node.parent is None else prog.nodes[node.parent].id,
+            "type": node.type,
+            "repr": node.obj.to_text(),
+            "value": value,
+            "epsilon": eps,
+            "delta": float(ev.delta[row, i]),
+            "lower": value - eps,
+            "upper": value + eps,
+            "n": int(counts[row, node.leaf]) if node.kind == "leaf" else None,
+            "threshold": node.c if node.kind == "cmp" else None,
+            "truth": _truth_obj(ev.truth[row, i]) if node.is_spec else None,
+        })
+    return pd.DataFrame.from_records(recs)
+
+
+class Monitor:
+    """Monitor a fairness specification over a stream of decisions (AVOIR, Algorithm 1).
+
+    Parameters
+    ----------
+    spec : Spec or str
+        The specification, built with :func:`~pcfair.audits.avoir.E` or as text
+        (``'E[r | sex == "M"] / E[r | sex == "F"] > 0.8'``).
+    delta : float, default 0.1
+        Δ, the overall failure probability of the verdict.
+    split : {"optimized", "equal"}, default "optimized"
+        AVOIR-OB (optimised allocation, never later than the equal split) or AVOIR-VF
+        (``δ_i = Δ/L``, the VeriFair-style baseline).
+    optimize_every : int, default 5
+        Check (and optimise) every this many records; the paper's "batch".
+    bound : str or ConcentrationBound, default "adaptive_hoeffding"
+        The concentration inequality; it must be time-uniform unless ``allow_fixed_n``.
+    delta_charge : {"used", "all"}, default "used"
+        Charge a Boolean verdict with the leaves it uses, or all leaves (the paper's rule).
+    tol : float, default 1e-6
+        Strict margin of every comparison verdict.
+    keep_history : bool, default True
+        Keep every check's node values (for :attr:`history`, export and plots).
+    allow_fixed_n : bool, default False
+        Allow a bound that is not time-uniform (e.g. plain Hoeffding). Its verdicts are then
+        not valid at a data-dependent stopping time.
+
+    Attributes
+    ----------
+    program
+        The compiled specification (nodes in pre-order).
+    history : pandas.DataFrame
+        One row per check and node.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from pcfair.audits.avoir import Monitor
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.random(4000) < 0.5
+    >>> r = (rng.random(4000) < np.where(g, 0.9, 0.3)).astype(int)
+    >>> m = Monitor("E[r | g == 1] - E[r | g == 0] > 0.2", delta=0.1)
+    >>> res = m.run(pd.DataFrame({"g": g.astype(int), "r": r}))
+    >>> res.verdict, res.stop is not None and res.stop < 4000
+    (True, True)
+    """
+
+    def __init__(self, spec: Spec | str, *, delta: float = 0.1, split: str = "optimized",
+                 optimize_every: int = 5, bound: str | ConcentrationBound = "adaptive_hoeffding",
+                 delta_charge: str = "used", tol: float = DEFAULT_TOL, keep_history: bool = True,
+                 allow_fixed_n: bool = False):
+        if isinstance(spec, str):
+            spec = parse_spec(spec)
+        if not isinstance(spec, Spec):
+            raise MonitorSettingError(
+                f"spec must be a specification (e.g. E(r) > 0.5) or its text form, got {spec!r}")
+        self.spec = spec
+        self.delta = _check_budget(delta)
+        if split not in SPLITS:
+            raise MonitorSettingError(f"split must be one of {SPLITS}, got {split!r}")
+        self.split = split
+        if isinstance(optimize_every, bool) or not isinstance(optimize_every, (int, np.integer)) \
+                or optimize_every < 1:
+            raise MonitorSettingError(
+                f"optimize_every must be a positive integer, got {optimize_every!r}")
+        self.optimize_every = int(optimize_every)
+        self.bound = get_bound(bound)
+        if not self.bound.time_uniform and not allow_fixed_n:
+            raise MonitorSettingError(
+                f"the bound {self.bound.name!r} is not time-uniform, so its verdicts are invalid "
+                "at a data-dependent stopping time; pass allow_fixed_n=True to use it anyway")
+        if delta_charge not in ("used", "all"):
+            raise MonitorSettingError(
+                f"delta_charge must be 'used' or 'all', got {delta_charge!r}")
+        self.delta_charge = delta_charge
+        if not (isinstance(tol, (int, float)) and 0 <= tol < 1):
+            raise MonitorSettingError(f"tol must be a small non-negative number, got {tol!r}")
+        self.tol = float(tol)
+        self.keep_history = bool(keep_history)
+        self.program = Program(spec)
+        self.reset()
+
+    # state ------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget every observation and verdict."""
+        n_sig = len(self.program.signatures)
+        self._sum = np.zeros(n_sig)
+        self._count = np.zeros(n_sig)
+        self._t = 0
+        self._n_checks = 0
+        self._stop: int | None = None
+        self._alloc: Allocation | None = None
+        self._keys: dict = {}
+        self._hist: list[tuple] = []
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a verdict has been reached."""
+        return self._stop is not None
+
+    @property
+    def n_observed(self) -> int:
+        """Records observed so far."""
+        return self._t
+
+    def _leaf_state(self, sums: np.ndarray, counts: np.ndarray):
+        """Per-leaf (estimates, counts) of shape (k, L) from signature sums and counts (k, U)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            est_sig = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
+        cols = self.program.sig_of_leaf
+        return est_sig[:, cols], counts[:, cols]
+
+    def _current_deltas(self) -> np.ndarray:
+        if self._alloc is not None:
+            return self._alloc.deltas
+        return np.full(self.program.n_leaves, self.delta)
+
+    def _evaluate(self, est, counts, deltas) -> Evaluation:
+        return self.program.evaluate(est, counts, deltas, self.bound, tol=self.tol,
+                                     charge=self.delta_charge)
+
+    # the stopping rule ------------------------------------------------------------------------
+    def _find_stop(self, est: np.ndarray, counts: np.ndarray):
+        """First check index (in this chunk) with a certified verdict, and its allocation."""
+        prog, L, budget = self.program, self.program.n_leaves, self.delta
+        eq = np.full(L, budget / L)
+        ev = self._evaluate(est, counts, eq)
+        ok = (ev.root_truth != UNDETERMINED) & (ev.root_charged <= budget * (1 + 1e-12))
+        hits = np.flatnonzero(ok)
+        first_eq = int(hits[0]) if hits.size else None
+        if self.split == "equal":
+            if first_eq is None:
+                return None, None
+            j = first_eq
+            alloc = Allocation(bool(ev.root_truth[j]), float(ev.root_charged[j]), eq, "equal")
+            return j, alloc
+        display = self._evaluate(est, counts, np.full(L, budget))
+        for j in np.flatnonzero(display.root_truth != UNDETERMINED):
+            j = int(j)
+            if first_eq is not None and j > first_eq:
+                break
+            alloc = _allocate(prog, est[j], counts[j], budget, split="optimized",
+                              bound=self.bound, tol=self.tol, charge=self.delta_charge)
+            if alloc.decided:
+                return j, alloc
+        return None, None
+
+    # feeding ----------------------------------------------------------------------------------
+    def _observe(self, df: pd.DataFrame):
+        masks, vals = [], []
+        for sig in self.program.signatures:
+            m, v = sig.observe(df)
+            masks.append(m)
+            vals.append(v)
+        return np.column_stack(masks), np.column_stack(vals)
+
+    def _cumulative(self, df: pd.DataFrame, key: str | None):
+        """Per-row cumulative (sums, counts) of shape (rows, U) and the key updates."""
+        masks, vals = self._observe(df)
+        contrib = np.where(masks, vals, 0.0)
+        if key is None:
+            sums = self._sum + np.cumsum(contrib, axis=0)
+            counts = self._count + np.cumsum(masks, axis=0)
+            return sums, counts, None
+        if key not in df.columns:
+            raise DataError(f"key column {key!r} is not in the data; columns are "
+                            f"{list(map(str, df.columns))}")
+        keys = df[key].to_numpy()
+        rows = len(df)
+        sums = np.empty((rows, masks.shape[1]))
+        counts = np.empty((rows, masks.shape[1]))
+        s, c = self._sum.copy(), self._count.copy()
+        overlay: dict = {}
+        updates = []
+        for i in range(rows):
+            k = keys[i]
+            try:
+                old = overlay[k] if k in overlay else self._keys.get(k)
+            except TypeError as err:
+                raise DataError(f"key column {key!r} holds an unhashable value {k!r}") from err
+            if old is not None:
+                s -= old[1]
+                c -= old[0]
+            new = (masks[i].astype(float), contrib[i])
+            s += new[1]
+            c += new[0]
+            overlay[k] = new
+            updates.append((k, new))
+            sums[i], counts[i] = s, c
+        return sums, counts, updates
+
+    def _process(self, df: pd.DataFrame, key: str | None, until_verdict: bool) -> int:
+        rows = len(df)
+        if rows == 0:
+            return 0
+        sums, counts, updates = self._cumulative(df, key)
+        t = self._t + np.arange(1, rows + 1)
+        check_rows = np.flatnonzero(t % self.optimize_every == 0)
+        consumed = rows
+        if check_rows.size:
+            est, cnt = self._leaf_state(sums[check_rows], counts[check_rows])
+            L = self.program.n_leaves
+            deltas = np.broadcast_to(self._current_deltas(), (check_rows.size, L)).copy()
+            if not self.stopped:
+                j, alloc = self._find_stop(est, cnt)
+                if j is not None:
+                    self._stop = int(t[check_rows[j]])
+                    self._alloc = alloc
+                    deltas[j:] = alloc.deltas
+                    if until_verdict:
+                        check_rows = check_rows[: j + 1]
+                        est, cnt, deltas = est[: j + 1], cnt[: j + 1], deltas[: j + 1]
+                        consumed = int(check_rows[-1]) + 1
+            ev = self._evaluate(est, cnt, deltas)
+            if self.keep_history:
+                self._hist.append((t[check_rows], ev, cnt))
+            else:
+                self._hist = [(t[check_rows][-1:], _last_row(ev), cnt[-1:])]
+            self._n_checks += int(check_rows.size)
+        last = consumed - 1
+        self._sum = sums[last].copy()
+        self._count = counts[last].copy()
+        self._t += consumed
+        if updates is not None:
+            for k, new in updates[:consumed]:
+                self._keys[k] = new
+        return consumed
+
+    def update(self, records, *, key: str | None = None) -> MonitorResult:
+        """Observe one record or a batch of records and return the current state.
+
+        Parameters
+        ----------
+        records : pandas.DataFrame, mapping or list of mappings
+            Columns are the variables the specification reads (inputs, the decision ``r``,
+            labels). A mapping of scalars is one record.
+        key : str, optional
+            A column identifying observations: a key seen before has its old contribution
+            retracted first (upsert semantics for materialised views).
+
+        Returns
+        -------
+        MonitorResult
+
+        Raises
+        ------
+        VariableError
+            If a column the specification reads is missing.
+        DataError
+            If a leaf value is missing or outside its declared range; the batch is then
+            ignored as a whole.
+
+        Examples
+        --------
+        >>> from pcfair.audits.avoir import Monitor
+        >>> m = Monitor("E[x | x > 10] > 0.5", optimize_every=1)
+        >>> m.update({"x": 3}).n_observed
+        1
+        """
+        self._process(as_frame(records), key, until_verdict=False)
+        return self.result()
+
+    #: Alias of :meth:`update` (the spec's name).
+    feed = update
+
+    def delete(self, keys) -> MonitorResult:
+        """Retract the contributions of previously observed keys (``update(..., key=...)``)."""
+        for k in np.atleast_1d(np.asarray(keys, dtype=object)):
+            old = self._keys.pop(k, None)
+            if old is None:
+                raise DataError(f"key {k!r} was never observed, so it cannot be deleted")
+            self._count -= old[0]
+            self._sum -= old[1]
+        return self.result()
+
+    def run(self, stream, *, until_verdict: bool = True, chunk_size: int | None = None,
+            key: str | None = None) -> MonitorResult:
+        """Replay a stream and return the state at the verdict (or at the end).
+
+        Parameters
+        ----------
+        stream : pandas.DataFrame or iterable
+            A DataFrame is replayed row by row in order; an iterable yields DataFrames,
+            records (mappings) or lists of records.
+        until_verdict : bool, default True
+            Stop consuming at the verdict, so ``n_observed == stop``.
+        chunk_size : int, optional
+            Feed a DataFrame in chunks of this many rows (same result, less memory).
+        key : str, optional
+            Upsert key column, as in :meth:`update`.
+
+        Returns
+        -------
+        MonitorResult
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from pcfair.audits.avoir import Monitor
+        >>> res = Monitor("E[r] > 0.5", delta=0.1).run(pd.DataFrame({"r": [1] * 200}))
+        >>> res.verdict, res.stop
+        (True, 20)
+        """
+        if isinstance(stream, pd.DataFrame):
+            if chunk_size is None:
+                chunks: Iterable = [stream]
+            else:
+                if int(chunk_size) < 1:
+                    raise MonitorSettingError(f"chunk_size must be >= 1, got {chunk_size!r}")
+                chunks = (stream.iloc[i:i + int(chunk_size)]
+                          for i in range(0, len(stream), int(chunk_size)))
+        elif isinstance(stream, (Mapping, pd.Series)):
+            chunks = [stream]
+        else:
+            try:
+                chunks = iter(stream)
+            except TypeError as err:
+                raise DataError(f"stream must be a DataFrame or an iterable of records, got "
+                                f"{type(stream).__name__}") from err
+        for chunk in chunks:
+            if until_verdict and self.stopped:
+                break
+            self._process(as_frame(chunk), key, until_verdict)
+        return self.result()
+
+    # reporting --------------------------------------------------------------------------------
+    def result(self) -> MonitorResult:
+        """The current state (verdict, stop time, per-node values and bounds)."""
+        est, cnt = self._leaf_state(self._sum[None, :], self._count[None, :])
+        ev = self._evaluate(est, cnt, self._current_deltas())
+        holds = _truth_obj(ev.root_truth[0]) if self.stopped else None
+        alloc = self._alloc
+        return MonitorResult(
+            verdict=None if alloc is None else alloc.verdict,
+            stop=self._stop,
+            delta=1.0 if alloc is None else float(alloc.delta),
+            delta_budget=self.delta,
+            split=self.split,
+            n_observed=self._t,
+            n_checks=self._n_checks,
+            holds=holds,
+            allocation=None if alloc is None else alloc.deltas.copy(),
+            _program=self.program,
+            _evaluation=ev,
+            _counts=cnt,
+        )
+
+    def history_arrays(self):
+        """Concatenated history: (t of shape (k,), Evaluation with (k, N) arrays, counts (k, L))."""
+        prog = self.program
+        if not self._hist:
+            n = len(prog.nodes)
+            empty = Evaluation(*(np.zeros((0, n)) for _ in range(5)))
+            return np.zeros(0, dtype=int), empty, np.zeros((0, prog.n_leaves))
+        t = np.concatenate([h[0] for h in self._hist])
+        fields = ("value", "epsilon", "delta", "truth", "charged")
+        ev = Evaluation(*(np.concatenate([getattr(h[1], f) for h in self._hist]) for f in fields))
+        counts = np.concatenate([h[2] for h in self._hist])
+        return t, ev, counts
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """One row per check and node: ``check``, ``n_observed`` and the node columns of
+        :attr:`MonitorResult.terms` (plus ``charged``, the δ charged to a verdict)."""
+        t, ev, counts = self.history_arrays()
+        frames = []
+        for row in range(t.size):
+            f = _node_frame(self.program, ev, counts, row)
+            f.insert(0, "n_observed", int(t[row]))
+            f.insert(0, "check", row + 1)
+            f["charged"] = ev.charged[row]
+            frames.append(f)
+        if not frames:
+            cols = ["check", "n_observed", "node", "id", "parent_id", "type", "repr", "value",
+                    "epsilon", "delta", "lower", "upper", "n", "threshold", "truth", "charged"]
+            return pd.DataFrame(columns=cols)
+        return pd.concat(frames, ignore_index=True)
+
+
+def _last_row(ev: Evaluation) -> Evaluation:
+    return Evaluation(*(getattr(ev, f)[-1:] for f in
+                        ("value", "epsilon", "delta", "truth", "charged")))
+
+
+def _predict(model, X: pd.DataFrame) -> np.ndarray:
+    fn = model if callable(model) and not hasattr(model, "predict") else getattr(model, "predict",
+                                                                                 None)
+    if fn is None or not callable(fn):
+        raise DataError(f"model must be a callable or have a predict method, got {model!r}")
+    out = np.asarray(fn(X))
+    if out.ndim != 1 or out.shape[0] != len(X):
+        raise DataError(f"the model returned an output of shape {out.shape} for {len(X)} records; "
+                        "expected one decision per record")
+    return out
+
+
+def monitor_model(model, X_stream, spec: Spec | str, *, output: str = "r",
+                  chunk_size: int = 100, until_verdict: bool = True, **options) -> MonitorResult:
+    """Monitor a black-box model: call it on each batch, add its output as column ``output``.
+
+    Parameters
+    ----------
+    model : callable or object with ``predict``
+        ``model(X_batch: DataFrame) -> array`` of one decision per record.
+    X_stream : pandas.DataFrame or iterable of DataFrames
+        The inputs, in arrival order; a DataFrame is cut into chunks of ``chunk_size`` rows.
+    spec : Spec or str
+        The specification; it reads ``output`` and the input columns.
+    output : str, default "r"
+        Name of the decision column.
+    chunk_size : int, default 100
+    until_verdict : bool, default True
+    **options
+        Passed to :class:`Monitor` (``delta``, ``split``, ``optimize_every``...).
+
+    Returns
+    -------
+    MonitorResult
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from pcfair.audits.avoir import monitor_model
+    >>> X = pd.DataFrame({"s": np.tile([0, 1], 500)})
+    >>> res = monitor_model(lambda X: np.ones(len(X)), X, "E[r | s == 1] > 0.5")
+    >>> res.verdict
+    True
+    """
+    monitor = Monitor(spec, **options)
+    if isinstance(X_stream, pd.DataFrame):
+        X_stream = (X_stream.iloc[i:i + chunk_size] for i in range(0, len(X_stream), chunk_size))
+    for X in X_stream:
+        X = as_frame(X)
+        batch = X.copy()
+        batch[output] = _predict(model, X)
+        monitor._process(batch, None, until_verdict)
+        if until_verdict and monitor.stopped:
+            break
+    return monitor.result()
+
+
+def spec(psi: Spec | str, *, output: str = "r", batched: bool = False,
+         **options) -> Callable[[Callable], Callable]:
+    """Decorator: monitor a decision function's outputs as it is called.
+
+    Every call binds the function's arguments by name and its return value (as column
+    ``output``) into one record and feeds it to a :class:`Monitor`, reachable as
+    ``func.monitor``. With ``batched=True`` the function takes a DataFrame and returns one
+    decision per row, and each call feeds the whole batch.
+
+    Parameters
+    ----------
+    psi : Spec or str
+        The specification.
+    output : str, default "r"
+        Name of the return value in the specification.
+    batched : bool, default False
+    **options
+        Passed to :class:`Monitor` (``delta``, ``split``, ``optimize_every``...).
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import spec
+    >>> @spec("E[r | sex == 'F'] / E[r | sex == 'M'] > 0.8", delta=0.1)
+    ... def hire(sex, score):
+    ...     return int(score > 0.5)
+    >>> for i in range(200):
+    ...     _ = hire("F" if i % 2 else "M", (i % 10) / 10)
+    >>> hire.monitor.result().n_observed
+    200
+    """
+    monitor = Monitor(psi, **options)
+
+    def decorate(func: Callable) -> Callable:
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            out = func(*args, **kwargs)
+            if batched:
+                frames = [a for a in (*args, *kwargs.values()) if isinstance(a, pd.DataFrame)]
+                if len(frames) != 1:
+                    raise DataError("a batched monitored function takes exactly one DataFrame")
+                batch = frames[0].copy()
+                batch[output] = _predict(lambda _X: out, batch)
+                monitor.update(batch)
+            else:
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                record = {}
+                for name, value in bound.arguments.items():
+                    kind = signature.parameters[name].kind
+                    if kind == inspect.Parameter.VAR_KEYWORD:
+                        record.update(value)
+                    elif kind != inspect.Parameter.VAR_POSITIONAL:
+                        record[name] = value
+                record[output] = out
+                monitor.update(record)
+            return out
+
+        wrapper.monitor = monitor
+        return wrapper
+
+    return decorate

@@ -1,0 +1,127 @@
+"""Reading and writing circuits and vtrees; :func:`load` and :func:`save` dispatch on the suffix.
+
+=========  =====  =====  ==================================================
+suffix     read   write  notes
+=========  =====  =====  ==================================================
+``.psdd``  yes    yes    both dialects read; writing also writes ``X.vtree``
+``.vtree`` yes    yes    SDD-package in-order ids on write
+``.sdd``   yes    no     logical circuit with unit weights
+``.jpc``   yes    yes    Juice text format; pickled pyjuice files are refused
+``.json``  yes    yes    pcfair's exact, versioned format
+=========  =====  =====  ==================================================
+
+A trailing ``.gz`` is handled transparently. No format is ever read with pickle.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.io.jpc import read_jpc, write_jpc
+from pcfair.circuit.io.json_io import read_json, write_json
+from pcfair.circuit.io.psdd import read_psdd, write_psdd
+from pcfair.circuit.io.sdd import read_sdd
+from pcfair.circuit.io.vtree_io import read_vtree, write_vtree
+from pcfair.circuit.vtree import Vtree
+from pcfair.errors import FormatError
+
+_READERS = {".psdd": read_psdd, ".sdd": read_sdd, ".jpc": read_jpc}
+
+
+def _suffix(path: Path) -> str:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return Path(name).suffix.lower()
+
+
+def _sibling_vtree(path: Path) -> Path | None:
+    gz = path.name.endswith(".gz")
+    stem = Path(path.name[:-3] if gz else path.name).stem
+    for cand in (path.with_name(stem + ".vtree"), path.with_name(stem + ".vtree.gz")):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def load(path: str | os.PathLike, vtree: "str | os.PathLike | Vtree | None" = None) -> Circuit | Vtree:
+    """Load a circuit (or a vtree) from a file, dispatching on the suffix.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.psdd``, ``.sdd``, ``.jpc``, ``.json`` or ``.vtree`` (optionally ``.gz``).
+    vtree : path-like or Vtree, optional
+        The vtree to attach. For ``.psdd``/``.sdd``/``.jpc`` files, ``X.vtree`` beside ``X.psdd``
+        is used when this is not given and the file exists.
+
+    Returns
+    -------
+    Circuit (or Vtree for a ``.vtree`` file).
+
+    Raises
+    ------
+    FormatError
+        For unknown suffixes and malformed files (with the file name and line number).
+
+    Examples
+    --------
+    >>> import pcfair, tempfile, os
+    >>> from pcfair.circuit import CircuitBuilder, Vtree
+    >>> b = CircuitBuilder(2)
+    >>> pc = b.build(b.decision([(b.literal("1"), b.bernoulli("2", 0.3), 0.5),
+    ...                          (b.literal("1", False), b.bernoulli("2", 0.6), 0.5)]),
+    ...              vtree=Vtree.from_nested((0, 1)))
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.psdd")
+    >>> pcfair.save(pc, path)
+    >>> round(float(pcfair.load(path).probability({"2": 1})), 3)
+    0.45
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such model file: {path}")
+    suffix = _suffix(path)
+    if suffix == ".vtree":
+        return read_vtree(path)
+    if isinstance(vtree, (str, os.PathLike)):
+        vtree = read_vtree(vtree)
+    if suffix == ".json":
+        c = read_json(path)
+        return c.with_vtree(vtree) if vtree is not None else c
+    if suffix not in _READERS:
+        raise FormatError(f"unknown model file type {suffix!r} (expected .psdd, .sdd, .jpc, "
+                          ".json or .vtree)", str(path))
+    if vtree is None and suffix in (".psdd", ".sdd"):
+        sib = _sibling_vtree(path)
+        vtree = read_vtree(sib) if sib is not None else None
+    return _READERS[suffix](path, vtree)
+
+
+def save(circuit: Circuit | Vtree, path: str | os.PathLike) -> None:
+    """Save a circuit (or vtree), dispatching on the suffix.
+
+    Saving ``X.psdd`` also writes ``X.vtree`` (the circuit needs a vtree). ``.json`` keeps
+    everything (names, categorical domains, vtree); ``.jpc`` keeps the structure and parameters.
+    """
+    path = Path(path)
+    suffix = _suffix(path)
+    if isinstance(circuit, Vtree):
+        if suffix != ".vtree":
+            raise FormatError("a vtree is saved as .vtree", str(path))
+        write_vtree(circuit, path)
+        return
+    if suffix == ".psdd":
+        write_psdd(circuit, path)
+        gz = path.name.endswith(".gz")
+        stem = Path(path.name[:-3] if gz else path.name).stem
+        write_vtree(circuit.vtree, path.with_name(stem + ".vtree" + (".gz" if gz else "")))
+    elif suffix == ".json":
+        write_json(circuit, path)
+    elif suffix == ".jpc":
+        write_jpc(circuit, path)
+    else:
+        raise FormatError(f"cannot save as {suffix!r} (use .psdd, .json or .jpc)", str(path))
+
+
+__all__ = ["load", "save", "read_psdd", "read_vtree", "read_sdd", "read_jpc", "read_json",
+           "write_psdd", "write_vtree", "write_jpc", "write_json"]

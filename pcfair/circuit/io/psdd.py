@@ -1,0 +1,254 @@
+"""Read and write ``.psdd`` files (LearnPSDD dialect; the C++ dialect is read too).
+
+Records (variables 1-based, literals ``+v``/``-v``, numbers natural logs)::
+
+    psdd <count>                              (a hint; often wrong in real files)
+    L <id> <vtree-id> <literal>               indicator
+    T <id> <vtree-id> <var> <log θ>           Bernoulli leaf, θ = P(var = 1)  (LearnPSDD)
+    T <id> <vtree-id> <var> <log P(0)> <log P(1)>                            (C++ dialect)
+    D <id> <vtree-id> <k> {<prime> <sub> <log w>}×k
+
+Ids are opaque and may be sparse; the last node line is the root. Vtree ids in the file are not
+trusted: each node's vtree node is re-derived from its scope when it is needed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.io._text import LineReader, format_float, read_text, records, write_text
+from pcfair.circuit.variables import Variables
+from pcfair.circuit.vtree import Vtree
+from pcfair.errors import FormatError, StructureError
+
+
+def _log1mexp(x: float) -> float:
+    """log(1 − exp(x)) for x <= 0, accurately."""
+    if x == 0.0:
+        return -math.inf
+    if x > -0.6931471805599453:
+        return math.log(-math.expm1(x))
+    return math.log1p(-math.exp(x))
+
+
+def parse_psdd(text: str, path: str = "<string>", vtree: Vtree | None = None) -> Circuit:
+    """Parse PSDD text into a :class:`Circuit` (attaching ``vtree`` when given)."""
+    r = LineReader(path)
+    ids: dict[int, int] = {}
+    kind: list[int] = []
+    var: list[int] = []
+    value: list[int] = []
+    params: list[tuple[float, ...] | None] = []
+    edges: list[list[tuple[int, int, float]] | None] = []
+    dialect: int | None = None
+    header_seen = False
+    max_var = 0
+
+    def child(token: str, parent: int) -> int:
+        c = r.int(token, "child id")
+        if c not in ids:
+            raise r.error(f"node {parent} refers to node {c}, which is not defined before it")
+        return ids[c]
+
+    for lineno, tok in records(text):
+        r.line = lineno
+        rec = tok[0]
+        if rec == "psdd":
+            if header_seen or ids:
+                raise r.error("unexpected second 'psdd' header")
+            r.count(tok, 2, "psdd header")
+            r.int(tok[1], "node count")
+            header_seen = True
+            continue
+        if rec not in ("L", "T", "D"):
+            raise r.error(
+                f"unknown record {rec!r}: a .psdd file holds only L, T and D node lines "
+                "(P/N/F records of other dialects are not supported)"
+            )
+        if len(tok) < 4:
+            raise r.error(f"{rec} record is too short ({len(tok)} fields)")
+        nid = r.int(tok[1], "node id")
+        r.int(tok[2], "vtree id")
+        if nid in ids:
+            raise r.error(f"node id {nid} is defined twice")
+        if rec == "L":
+            r.count(tok, 4, "L")
+            lit = r.int(tok[3], "literal")
+            if lit == 0:
+                raise r.error("literal 0 is not a variable")
+            kind.append(INDICATOR)
+            var.append(abs(lit) - 1)
+            value.append(1 if lit > 0 else 0)
+            params.append(None)
+            edges.append(None)
+            max_var = max(max_var, abs(lit))
+        elif rec == "T":
+            if len(tok) not in (5, 6):
+                raise r.error(f"T record needs 5 (LearnPSDD) or 6 (C++) fields, got {len(tok)}")
+            this = len(tok)
+            if dialect is None:
+                dialect = this
+            elif dialect != this:
+                raise r.error("T records mix the LearnPSDD (5 fields) and C++ (6 fields) dialects")
+            v = r.int(tok[3], "variable")
+            if v < 1:
+                raise r.error(f"variable {v} must be a positive integer")
+            if this == 5:
+                lt = r.log_prob(tok[4], "log θ")
+                p = (_log1mexp(lt), lt)
+            else:
+                p = (r.log_prob(tok[4], "log P(x=0)"), r.log_prob(tok[5], "log P(x=1)"))
+            kind.append(CATEGORICAL)
+            var.append(v - 1)
+            value.append(-1)
+            params.append(p)
+            edges.append(None)
+            max_var = max(max_var, v)
+        else:
+            k = r.int(tok[3], "element count")
+            if k < 1:
+                raise r.error(f"a decision node needs at least one element, got {k}")
+            r.count(tok, 4 + 3 * k, f"D with {k} elements")
+            els = []
+            for j in range(k):
+                p = child(tok[4 + 3 * j], nid)
+                s = child(tok[5 + 3 * j], nid)
+                w = r.log_prob(tok[6 + 3 * j], "element log-weight")
+                els.append((p, s, w))
+            kind.append(SUM)
+            var.append(-1)
+            value.append(-1)
+            params.append(None)
+            edges.append(els)
+        ids[nid] = len(kind) - 1
+    r.line = None
+    if not kind:
+        raise FormatError("no node lines (empty or truncated file)", path)
+    n_vars = max_var
+    if vtree is not None:
+        if max_var > vtree.num_variables:
+            raise FormatError(
+                f"the circuit mentions variable {max_var} but the vtree has only "
+                f"{vtree.num_variables}", path,
+            )
+        n_vars = vtree.num_variables
+    return _assemble(Variables.numbered(n_vars), kind, var, value, params, edges, vtree, path)
+
+
+def _assemble(variables, kind, var, value, params, edges, vtree, path) -> Circuit:
+    """Build the circuit from per-node lists (children before parents, root last).
+
+    Nodes the root does not reach occur in real files and are dropped. A root that does not
+    mention every variable the file's input nodes mention is the signature of a truncated file
+    and is refused.
+    """
+    n = len(kind)
+    reach = np.zeros(n, bool)
+    reach[n - 1] = True
+    for i in range(n - 1, -1, -1):
+        if reach[i] and edges[i]:
+            for a, b, _ in edges[i]:
+                reach[a] = True
+                if b >= 0:
+                    reach[b] = True
+    leaf_vars = {var[i] for i in range(n) if var[i] >= 0}
+    root_vars = {var[i] for i in range(n) if var[i] >= 0 and reach[i]}
+    if leaf_vars != root_vars:
+        lost = sorted(v + 1 for v in leaf_vars - root_vars)
+        raise FormatError(
+            f"the root (the last node line) does not mention variable(s) {lost[:10]} that other "
+            "nodes use; the file may be truncated", path,
+        )
+    new_id = np.cumsum(reach) - 1
+    pptr: list[int] = []
+    plen: list[int] = []
+    heap: list[float] = []
+    eptr = [0]
+    ea: list[int] = []
+    eb: list[int] = []
+    ew: list[float] = []
+    keep = np.flatnonzero(reach)
+    for i in keep:
+        p = params[i]
+        pptr.append(len(heap))
+        plen.append(0 if p is None else len(p))
+        if p is not None:
+            heap.extend(p)
+        for a, b, w in edges[i] or ():
+            ea.append(int(new_id[a]))
+            eb.append(int(new_id[b]) if b >= 0 else -1)
+            ew.append(w)
+        eptr.append(len(ea))
+    c = Circuit(variables, np.asarray(kind)[keep], np.asarray(var)[keep],
+                np.asarray(value)[keep], np.array(pptr), np.array(plen),
+                np.array(heap, np.float64), np.array(eptr), np.array(ea, np.int32),
+                np.array(eb, np.int32), np.array(ew, np.float64))
+    return c.with_vtree(vtree) if vtree is not None else c
+
+
+def read_psdd(path: str | os.PathLike, vtree: Vtree | None = None) -> Circuit:
+    """Read a ``.psdd`` file (optionally gzipped)."""
+    return parse_psdd(read_text(path), str(path), vtree)
+
+
+def format_psdd(circuit: Circuit, vtree: Vtree | None = None) -> str:
+    """PSDD text (LearnPSDD dialect) with vtree ids in the in-order numbering of ``vtree``."""
+    from pcfair.circuit.properties import node_vtree_nodes
+
+    vtree = vtree if vtree is not None else circuit.vtree
+    if vtree is None:
+        raise StructureError("writing .psdd needs a vtree: attach one or pass vtree=")
+    card = circuit.variables.cardinalities
+    if np.any(card != 2):
+        raise StructureError(".psdd holds binary variables only; save categorical circuits as "
+                             ".json or .jpc")
+    vt_of = node_vtree_nodes(circuit, vtree)
+    inorder = vtree.inorder_ids()
+    lines = [
+        "c ids of psdd nodes start at 0 and appear bottom-up, children before parents",
+        "c",
+        "c file syntax:",
+        "c psdd count-of-psdd-nodes",
+        "c L id-of-literal-psdd-node id-of-vtree literal",
+        "c T id-of-bernoulli-psdd-node id-of-vtree variable log(P(variable=1))",
+        "c D id-of-decomposition-psdd-node id-of-vtree number-of-elements "
+        "{id-of-prime id-of-sub log(element-weight)}*",
+        "c",
+        f"psdd {circuit.num_nodes}",
+    ]
+    lognorm = circuit.leaf_lognorm
+    for i in range(circuit.num_nodes):
+        k = circuit.kind[i]
+        vt = int(inorder[vt_of[i]]) if vt_of[i] >= 0 else 0
+        if k == INDICATOR:
+            v = int(circuit.var[i]) + 1
+            lines.append(f"L {i} {vt} {v if circuit.value[i] == 1 else -v}")
+        elif k == CATEGORICAL:
+            if abs(lognorm[i]) > 1e-9:
+                raise StructureError(f"{circuit.describe_node(i)} is not normalised; a PSDD "
+                                     "T node must be")
+            lt = circuit.params[circuit.param_ptr[i] + 1]
+            lines.append(f"T {i} {vt} {int(circuit.var[i]) + 1} {format_float(lt)}")
+        elif k == PRODUCT:
+            raise StructureError(f"{circuit.describe_node(i)}: .psdd stores products only as "
+                                 "decision elements; save this circuit as .json or .jpc")
+        else:
+            lo, hi = circuit.edge_ptr[i], circuit.edge_ptr[i + 1]
+            parts = [f"D {i} {vt} {hi - lo}"]
+            for e in range(lo, hi):
+                if circuit.edge_b[e] < 0:
+                    raise StructureError(f"{circuit.describe_node(i)} has an element without a "
+                                         "sub; save this circuit as .json or .jpc")
+                parts.append(f"{circuit.edge_a[e]} {circuit.edge_b[e]} "
+                             f"{format_float(circuit.edge_logw[e])}")
+            lines.append(" ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
+def write_psdd(circuit: Circuit, path: str | os.PathLike, vtree: Vtree | None = None) -> None:
+    """Write a ``.psdd`` file (gzipped when the name ends in ``.gz``)."""
+    write_text(path, format_psdd(circuit, vtree))

@@ -1,0 +1,510 @@
+"""Structural properties: smoothness, decomposability, determinism, structured decomposability.
+
+:func:`check_properties` (also ``Circuit.properties()``) returns a :class:`PropertyReport`; every
+failure is a :class:`Problem` naming the node, the property and, for determinism, a
+counterexample: an assignment on which two elements of a sum are both non-zero.
+
+Determinism is decided in tiers, and the report says which tier decided:
+
+1. ``"syntactic"``: elements that hold indicators (or leaves with zero parameters) of one variable
+   with disjoint allowed values are exclusive;
+2. ``"pairwise"``: for structured-decomposable circuits, the supports of two elements are
+   intersected exactly by the pairwise pass in the Boolean semiring;
+3. ``"exhaustive"``: enumeration of every assignment of the node's scope when it is small.
+
+Where no tier applies the answer is ``None`` (unknown), never a guess. Zero-weight elements
+never count as support.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pcfair.circuit._scopes import bits
+from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.vtree import Vtree
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One structural failure: the node, the property, a message, and a counterexample."""
+
+    node: int
+    property: str
+    message: str
+    counterexample: dict | None = None
+
+    def to_dict(self) -> dict:
+        return {"node": self.node, "property": self.property, "message": self.message,
+                "counterexample": self.counterexample}
+
+
+@dataclass(frozen=True)
+class PropertyReport:
+    """The structural report of a circuit (see the module docstring)."""
+
+    smooth: bool
+    decomposable: bool
+    deterministic: bool | None
+    determinism_tier: str | None
+    structured_decomposable: bool | None
+    vtree: Vtree | None
+    normalized: bool
+    num_nodes: int
+    num_edges: int
+    num_variables: int
+    problems: list[Problem] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dictionary (the vtree as nested pairs of variable indices)."""
+        return {
+            "smooth": self.smooth,
+            "decomposable": self.decomposable,
+            "deterministic": self.deterministic,
+            "determinism_tier": self.determinism_tier,
+            "structured_decomposable": self.structured_decomposable,
+            "vtree": None if self.vtree is None else self.vtree.to_nested(),
+            "normalized": self.normalized,
+            "num_nodes": self.num_nodes,
+            "num_edges": self.num_edges,
+            "num_variables": self.num_variables,
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+# ------------------------------------------------------------------------------ helpers
+def node_vtree_nodes(circuit: Circuit, vtree: Vtree) -> np.ndarray:
+    """The vtree node of every circuit node: the lowest common ancestor of its scope (−1 for
+    an empty scope)."""
+    out = np.full(circuit.num_nodes, -1, np.int64)
+    leaf_of = vtree.leaf_of
+    for i in range(circuit.num_nodes):
+        if circuit.kind[i] in (INDICATOR, CATEGORICAL):
+            v = int(circuit.var[i])
+            if v >= vtree.num_variables:
+                raise ValueError(f"variable {v} is not in the vtree")
+            out[i] = leaf_of[v]
+            continue
+        w = -1
+        for c in circuit.children(i):
+            cw = out[c]
+            if cw < 0:
+                continue
+            w = cw if w < 0 else vtree.lca(w, int(cw))
+        out[i] = w
+    return out
+
+
+def _element_scope(c: Circuit, scopes: list[int], e: int) -> int:
+    s = scopes[c.edge_a[e]]
+    return s | scopes[c.edge_b[e]] if c.edge_b[e] >= 0 else s
+
+
+def _factor_blocks(c: Circuit, scopes: list[int], node: int, e: int | None) -> list[int]:
+    """Non-empty child scopes of a product node (e is None) or of a sum's element e."""
+    if e is None:
+        kids = c.edge_a[c.edge_ptr[node] : c.edge_ptr[node + 1]]
+    else:
+        kids = [c.edge_a[e]] + ([c.edge_b[e]] if c.edge_b[e] >= 0 else [])
+    return [scopes[k] for k in kids if scopes[k]]
+
+
+def _splits(c: Circuit):
+    """Yield (node, element or None, blocks) for every product and element with >= 2 blocks."""
+    scopes = c.scopes()
+    for i in range(c.num_nodes):
+        if c.kind[i] == PRODUCT:
+            blocks = _factor_blocks(c, scopes, i, None)
+            if len(blocks) >= 2:
+                yield i, None, blocks
+        elif c.kind[i] == SUM:
+            for e in range(c.edge_ptr[i], c.edge_ptr[i + 1]):
+                if c.edge_b[e] >= 0:
+                    blocks = _factor_blocks(c, scopes, i, e)
+                    if len(blocks) >= 2:
+                        yield i, e, blocks
+
+
+def _names(c: Circuit, scope: int) -> list[str]:
+    return [c.names[v] for v in bits(scope)]
+
+
+# ------------------------------------------------------------------------ smooth/decomp
+def _smooth_decomposable(c: Circuit, problems: list[Problem]) -> tuple[bool, bool]:
+    scopes = c.scopes()
+    smooth = decomposable = True
+    for i in range(c.num_nodes):
+        lo, hi = c.edge_ptr[i], c.edge_ptr[i + 1]
+        if c.kind[i] == SUM:
+            el = [_element_scope(c, scopes, e) for e in range(lo, hi)]
+            if len(set(el)) > 1:
+                smooth = False
+                a, b = el[0], next(s for s in el if s != el[0])
+                problems.append(Problem(i, "smooth", f"children of {c.describe_node(i)} have "
+                                        f"different scopes: {_names(c, a)} vs {_names(c, b)}"))
+            for e in range(lo, hi):
+                if c.edge_b[e] >= 0 and scopes[c.edge_a[e]] & scopes[c.edge_b[e]]:
+                    decomposable = False
+                    shared = scopes[c.edge_a[e]] & scopes[c.edge_b[e]]
+                    problems.append(Problem(i, "decomposable", f"an element of "
+                                            f"{c.describe_node(i)} has prime and sub sharing "
+                                            f"{_names(c, shared)}"))
+        elif c.kind[i] == PRODUCT:
+            seen = 0
+            for e in range(lo, hi):
+                s = scopes[c.edge_a[e]]
+                if seen & s:
+                    decomposable = False
+                    problems.append(Problem(i, "decomposable", f"children of "
+                                            f"{c.describe_node(i)} share variables "
+                                            f"{_names(c, seen & s)}"))
+                    break
+                seen |= s
+    return smooth, decomposable
+
+
+# --------------------------------------------------------------- structured decomposability
+def _partition_map(c: Circuit, problems: list[Problem] | None) -> dict[int, tuple] | None:
+    """scope -> blocks (in the order of the first split seen: prime first) for every split;
+    None (with a problem) if a scope is split two different ways."""
+    found: dict[int, tuple[frozenset, int, tuple]] = {}
+    for node, _e, blocks in _splits(c):
+        scope = 0
+        for b in blocks:
+            scope |= b
+        part = frozenset(blocks)
+        if scope in found and found[scope][0] != part:
+            if problems is not None:
+                other = sorted(_names(c, b) for b in found[scope][0])
+                this = sorted(_names(c, b) for b in part)
+                problems.append(Problem(node, "structured_decomposable",
+                                        f"{c.describe_node(node)} splits {_names(c, scope)} as "
+                                        f"{this}, but node {found[scope][1]} splits it as {other}"))
+            return None
+        found.setdefault(scope, (part, node, tuple(blocks)))
+    return {s: order for s, (_, _, order) in found.items()}
+
+
+def vtree_from_partitions(parts: dict[int, tuple], root_scope: int, num_vars: int
+                          ) -> Vtree | None:
+    """A vtree in which every partition is a node's split, or None if they do not nest."""
+    used: set[int] = set()
+
+    def build(scope: int):
+        vs = bits(scope)
+        if len(vs) == 1:
+            return vs[0]
+        if scope in parts:
+            used.add(scope)
+            blocks = list(parts[scope])
+            sub = [build(b) for b in blocks]
+            t = sub[-1]
+            for x in reversed(sub[:-1]):
+                t = (x, t)
+            return t
+        # no product splits this scope: any split works; honour nested partitions inside it
+        inner = [s for s in parts if s & scope == s and s != scope]
+        maximal = [s for s in inner if not any(s & o == s and s != o for o in inner)]
+        blocks = maximal + [1 << v for v in vs if not any(s >> v & 1 for s in maximal)]
+        if len(blocks) == 1:
+            return build(blocks[0])
+        blocks.sort(key=lambda b: bits(b)[0])
+        sub = [build(b) for b in blocks]
+        t = sub[-1]
+        for x in reversed(sub[:-1]):
+            t = (x, t)
+        return t
+
+    for s, part in parts.items():  # partitions must be laminar among themselves
+        for o in parts:
+            if o != s and o & s and not (o & s == o or o & s == s):
+                return None
+    if root_scope == 0:
+        return None
+    tree = build(root_scope)
+    if set(parts) - used:  # a split scope that is not a block of its parent's split
+        return None
+    missing = [v for v in range(num_vars) if not root_scope >> v & 1]
+    for v in missing:
+        tree = (tree, v)
+    return Vtree.from_nested(tree)
+
+
+def respects_vtree(c: Circuit, vtree: Vtree) -> Problem | None:
+    """None if every split of ``c`` follows ``vtree`` (prime left, sub right), else a Problem."""
+    if vtree.num_variables != c.num_variables:
+        return Problem(c.root, "structured_decomposable", "the vtree has "
+                       f"{vtree.num_variables} variables, the circuit {c.num_variables}")
+    vs = vtree.scopes
+    for node, _e, blocks in _splits(c):
+        scope = 0
+        for b in blocks:
+            scope |= b
+        w = vtree.lca_of_vars(bits(scope))
+        left, right = vs[vtree.left[w]], vs[vtree.right[w]]
+        if len(blocks) == 2 and _e is not None:
+            ok = blocks[0] & left == blocks[0] and blocks[1] & right == blocks[1]
+        else:
+            ok = all(b & left == b or b & right == b for b in blocks)
+        if not ok:
+            return Problem(node, "structured_decomposable", f"{c.describe_node(node)} splits "
+                           f"{_names(c, scope)} into {[_names(c, b) for b in blocks]}, which "
+                           "does not follow the attached vtree")
+    return None
+
+
+def compatible(c1: Circuit, c2: Circuit) -> bool:
+    """True when both circuits are structured-decomposable with respect to one vtree."""
+    if c1.variables != c2.variables:
+        return False
+    p1 = _partition_map(c1, None)
+    p2 = _partition_map(c2, None)
+    if p1 is None or p2 is None:
+        return False
+    merged = dict(p1)
+    for s, part in p2.items():
+        if s in merged and frozenset(merged[s]) != frozenset(part):
+            return False
+        merged[s] = part
+    root = c1.scopes()[-1] | c2.scopes()[-1]
+    return vtree_from_partitions(merged, root, c1.num_variables) is not None
+
+
+# ---------------------------------------------------------------------------- determinism
+def _allowed_values(c: Circuit, node: int) -> dict[int, frozenset] | None:
+    """Values a factor allows per variable when it is an input node (None otherwise)."""
+    k = c.kind[node]
+    v = int(c.var[node])
+    if k == INDICATOR:
+        return {v: frozenset([int(c.value[node])])}
+    if k == CATEGORICAL:
+        p = c.params[c.param_ptr[node] : c.param_ptr[node] + c.param_len[node]]
+        return {v: frozenset(np.flatnonzero(p > -np.inf).tolist())}
+    return None
+
+
+def _literal_constraints(c: Circuit, e: int) -> dict[int, frozenset]:
+    out: dict[int, frozenset] = {}
+    factors = [c.edge_a[e]] + ([c.edge_b[e]] if c.edge_b[e] >= 0 else [])
+    for f in factors:
+        kids = [f]
+        if c.kind[f] == PRODUCT:
+            kids = list(c.edge_a[c.edge_ptr[f] : c.edge_ptr[f + 1]])
+        for k in kids:
+            a = _allowed_values(c, int(k))
+            if a:
+                for v, vals in a.items():
+                    out[v] = out[v] & vals if v in out else vals
+    return out
+
+
+def _syntactically_exclusive(ca: dict, cb: dict) -> bool:
+    return any(v in cb and not (vals & cb[v]) for v, vals in ca.items())
+
+
+def rightmost_primes_exclusive(c: Circuit, vtree: Vtree) -> bool:
+    """True when every sum on the vtree's right-most path has elements whose primes lie on the
+    left and subs on the right, with pairwise disjoint prime supports (needed for the exact
+    ratio-of-marginals shortcut)."""
+    vt_of = node_vtree_nodes(c, vtree)
+    vs = vtree.scopes
+    scopes = c.scopes()
+    on_path = vtree.on_rightmost_path
+    plan = None
+    for i in range(c.num_nodes):
+        if c.kind[i] != SUM or vt_of[i] < 0 or not on_path[vt_of[i]] or vtree.is_leaf(vt_of[i]):
+            continue
+        w = int(vt_of[i])
+        lo, hi = c.edge_ptr[i], c.edge_ptr[i + 1]
+        live = [e for e in range(lo, hi) if c.edge_logw[e] > -np.inf]
+        for e in live:
+            a, b = c.edge_a[e], c.edge_b[e]
+            if b < 0 or scopes[a] & vs[vtree.left[w]] != scopes[a] or \
+                    scopes[b] & vs[vtree.right[w]] != scopes[b]:
+                return False
+        for x, y in itertools.combinations(live, 2):
+            pa, pb = int(c.edge_a[x]), int(c.edge_a[y])
+            sa, sb = _allowed_values(c, pa), _allowed_values(c, pb)
+            if sa and sb and _syntactically_exclusive(sa, sb):
+                continue
+            if plan is None:
+                from pcfair.inference.quotient import PairPlan
+
+                plan = PairPlan(c, c, vtree, False)
+            if _supports_intersect(plan, pa, pb):
+                return False
+    return True
+
+
+def _supports_intersect(plan, ta: int, tb: int) -> bool:
+    """Whether two terms of one circuit share a point of positive probability."""
+    n = plan.p.num_variables
+    root = plan.entry(ta, tb)
+    res = plan.evaluate(root, np.full(n, -1, np.int32), np.full(n, -1, np.int32),
+                        np.ones(n, bool))
+    return res.feasible
+
+
+def _counterexample(c: Circuit, plan, ta: int, tb: int) -> dict:
+    n = c.num_variables
+    root = plan.entry(ta, tb)
+    res = plan.evaluate(root, np.full(n, -1, np.int32), np.full(n, -1, np.int32),
+                        np.ones(n, bool))
+    scope = plan._scope(c, c.scopes(), ta)
+    return {c.names[v]: c.variables.domains[v][int(res.assignment[v])] for v in bits(scope)}
+
+
+def _determinism(c: Circuit, structured_vtree: Vtree | None, exhaustive_limit: int,
+                 problems: list[Problem]) -> tuple[bool | None, str | None]:
+    tiers_used: set[str] = set()
+    unknown = False
+    failed = False
+    plan = None
+    n = c.num_nodes
+    for i in range(c.num_nodes):
+        if c.kind[i] != SUM:
+            continue
+        live = [e for e in range(c.edge_ptr[i], c.edge_ptr[i + 1]) if c.edge_logw[e] > -np.inf]
+        if len(live) < 2:
+            continue
+        cons = {e: _literal_constraints(c, e) for e in live}
+        pending = [(x, y) for x, y in itertools.combinations(live, 2)
+                   if not _syntactically_exclusive(cons[x], cons[y])]
+        if not pending:
+            tiers_used.add("syntactic")
+            continue
+        if structured_vtree is not None:
+            if plan is None:
+                from pcfair.inference.quotient import PairPlan
+
+                plan = PairPlan(c, c, structured_vtree, False)
+            tiers_used.add("pairwise")
+            for x, y in pending:
+                if _supports_intersect(plan, n + x, n + y):
+                    failed = True
+                    problems.append(Problem(
+                        i, "deterministic",
+                        f"two elements of {c.describe_node(i)} are both non-zero on the "
+                        "counterexample", _counterexample(c, plan, n + x, n + y)))
+                    break
+            continue
+        scope_vars = bits(c.scopes()[i])
+        card = c.variables.cardinalities
+        size = int(np.prod([int(card[v]) for v in scope_vars])) if scope_vars else 1
+        if size <= (1 << exhaustive_limit):
+            tiers_used.add("exhaustive")
+            hit = _exhaustive_overlap(c, i, live, scope_vars, pending)
+            if hit is not None:
+                failed = True
+                problems.append(Problem(i, "deterministic", f"two elements of "
+                                        f"{c.describe_node(i)} are both non-zero on the "
+                                        "counterexample", hit))
+            continue
+        unknown = True
+    if failed:
+        tier = "pairwise" if "pairwise" in tiers_used else "exhaustive"
+        return False, tier
+    if unknown:
+        return None, None
+    for t in ("exhaustive", "pairwise", "syntactic"):
+        if t in tiers_used:
+            return True, t
+    return True, "syntactic"
+
+
+def _exhaustive_overlap(c: Circuit, node: int, live: list[int], scope_vars: list[int],
+                        pending) -> dict | None:
+    from pcfair.inference.marginals import node_log_values
+
+    card = c.variables.cardinalities
+    for values in itertools.product(*[range(int(card[v])) for v in scope_vars]):
+        ev = np.full(c.num_variables, -1, np.int32)
+        ev[scope_vars] = values
+        vals = node_log_values(c, ev)
+        active = set()
+        for e in live:
+            t = c.edge_logw[e] + vals[c.edge_a[e]] + (vals[c.edge_b[e]] if c.edge_b[e] >= 0 else 0)
+            if t > -np.inf:
+                active.add(e)
+        for x, y in pending:
+            if x in active and y in active:
+                return {c.names[v]: c.variables.domains[v][int(ev[v])] for v in scope_vars}
+    return None
+
+
+def _normalized(c: Circuit) -> bool:
+    from pcfair.inference.marginals import node_log_values
+
+    if np.any(np.abs(c.leaf_lognorm[c.kind == CATEGORICAL]) > 1e-9):
+        return False
+    for i in np.flatnonzero(c.kind == SUM):
+        w = c.edge_logw[c.edge_ptr[i] : c.edge_ptr[i + 1]]
+        m = w.max()
+        if m == -np.inf or abs(m + np.log(np.exp(w - m).sum())) > 1e-9:
+            return False
+    z = node_log_values(c, np.full(c.num_variables, -1, np.int32))[-1]
+    return bool(abs(z) < 1e-9)
+
+
+# ------------------------------------------------------------------------------- entry point
+def check_properties(circuit: Circuit, *, exhaustive_limit: int = 16) -> PropertyReport:
+    """Check the structural properties of ``circuit``.
+
+    Parameters
+    ----------
+    circuit : Circuit
+    exhaustive_limit : int, default 16
+        The exhaustive determinism tier enumerates a sum's scope when it has at most
+        ``2**exhaustive_limit`` assignments.
+
+    Returns
+    -------
+    PropertyReport
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder(2)
+    >>> x1, x2 = b.literal("1"), b.literal("2")
+    >>> root = b.sum([b.product(x1, x2), b.product(x1, b.bernoulli("2", 0.5))], [0.5, 0.5])
+    >>> rep = b.build(root).properties()
+    >>> rep.deterministic, rep.problems[0].counterexample
+    (False, {'1': 1, '2': 1})
+    """
+    problems: list[Problem] = []
+    smooth, decomposable = _smooth_decomposable(circuit, problems)
+    vtree: Vtree | None = None
+    structured: bool | None
+    if not decomposable:
+        structured = False
+    else:
+        parts = _partition_map(circuit, problems)
+        if parts is None:
+            structured = False
+        else:
+            if circuit.vtree is not None:
+                prob = respects_vtree(circuit, circuit.vtree)
+                if prob is None:
+                    vtree, structured = circuit.vtree, True
+                else:
+                    problems.append(prob)
+            if vtree is None:
+                inferred = vtree_from_partitions(parts, circuit.scopes()[-1],
+                                                 circuit.num_variables)
+                if inferred is None:
+                    structured = False
+                    problems.append(Problem(circuit.root, "structured_decomposable",
+                                            "the products' splits do not nest into one vtree"))
+                else:
+                    vtree, structured = inferred, True
+    det_vtree = vtree if (structured and smooth) else None
+    deterministic, tier = _determinism(circuit, det_vtree, exhaustive_limit, problems)
+    return PropertyReport(
+        smooth=smooth, decomposable=decomposable, deterministic=deterministic,
+        determinism_tier=tier, structured_decomposable=structured, vtree=vtree,
+        normalized=_normalized(circuit), num_nodes=circuit.num_nodes,
+        num_edges=circuit.num_edges, num_variables=circuit.num_variables, problems=problems,
+    )

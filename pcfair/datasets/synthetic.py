@@ -1,0 +1,525 @@
+"""Synthetic data with planted discrimination of known size.
+
+:func:`make_planted` draws a small Bayesian network over categorical features and a binary
+decision ``D``, with one discrimination pattern planted at an exact, requested size, and
+returns a sample together with the ground truth (:class:`PlantedTruth`), whose probabilities
+are computed exactly by enumerating the network's joint distribution.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from pcfair.datasets._dataset import Dataset
+from pcfair.errors import DataError, VariableError
+
+#: Largest joint table (number of parent-state combinations) the exact truth enumerates.
+MAX_JOINT_STATES = 1 << 22
+
+_MARGIN = 0.02  # keeps every P(D=1 | parents) inside [0.02, 0.98]
+
+
+def _rng(random_state: int | np.random.Generator | None) -> np.random.Generator:
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is not None and not isinstance(random_state, (int, np.integer)):
+        raise DataError(f"random_state must be an int, a numpy Generator or None, got {random_state!r}")
+    return np.random.default_rng(random_state)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+@dataclass(frozen=True, eq=False)
+class PlantedTruth:
+    """Ground truth of a :func:`make_planted` distribution.
+
+    The network: every feature is independent of the others with marginal
+    :attr:`marginals`; the decision depends on the non-sensitive features and on the first
+    sensitive feature only::
+
+        P(D=1 | s, n) = base(n) + shift * [s[S1] == x[S1]] * [n agrees with y]
+        base(n)       = lo + (hi - lo) * sigmoid(intercept + sum_j weights[N_j][n_j])
+
+    Attributes
+    ----------
+    x : dict of str to int
+        The planted sensitive assignment, ``{"S1": v}``.
+    y : dict of str to int
+        The planted context: values of the first ``context_size`` non-sensitive features.
+    delta : float
+        Exact Δ(x, y) = P(D=1 | x, y) − P(D=1 | y), by enumeration. Equals ``effect`` up to
+        rounding, and ``|delta|`` is the largest |Δ| of any pattern (see Notes).
+    p_d_given_xy, p_d_given_y, p_xy : float
+        The exact probabilities behind ``delta``, and the probability of the pattern.
+    effect : float
+        The requested size.
+    target : str
+        Name of the decision column (``"D"``); its favourable value is 1.
+    sensitive, nonsensitive : list of str
+        Feature names.
+    arities : dict of str to int
+        Number of values of each feature (values are ``0..arity-1``).
+    marginals : dict of str to numpy.ndarray
+        Marginal distribution of each feature.
+    weights : dict of str to numpy.ndarray
+        Per-value log-odds weight of each non-sensitive feature in ``base``.
+    intercept, lo, hi, shift : float
+        The remaining parameters of P(D=1 | parents).
+
+    Notes
+    -----
+    With features independent, P(v) = P(S1 = v) and c = ``shift``, a pattern (x', y') has
+    Δ = c·(1 − P(v))·P(y | y') when x' sets S1 = v, Δ = −c·P(v)·P(y | y') when x' sets S1 to
+    another value, and Δ = 0 when x' does not mention S1 (then D is independent of x' given
+    y'). The planted value is the least likely value of S1, so P(v) <= 1/2 and the largest
+    |Δ| over all patterns is |c|·(1 − P(v)) = |effect|, reached when x' sets S1 = v and y'
+    extends y without mentioning S1. :meth:`max_abs_delta` checks this by brute force.
+    """
+
+    x: dict[str, int]
+    y: dict[str, int]
+    delta: float
+    p_d_given_xy: float
+    p_d_given_y: float
+    p_xy: float
+    effect: float
+    target: str
+    sensitive: list[str]
+    nonsensitive: list[str]
+    arities: dict[str, int]
+    marginals: dict[str, np.ndarray]
+    weights: dict[str, np.ndarray]
+    intercept: float
+    lo: float
+    hi: float
+    shift: float
+    _parents: list[str] = field(repr=False, default_factory=list)
+    _joint: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    _joint_d1: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+
+    @property
+    def favorable(self) -> int:
+        """The favourable decision value (always 1)."""
+        return 1
+
+    @property
+    def abs_delta(self) -> float:
+        """|Δ| of the planted pattern."""
+        return abs(self.delta)
+
+    # -- exact queries ---------------------------------------------------------------------
+
+    def _check_event(self, event: Mapping[str, int]) -> dict[str, int]:
+        checked: dict[str, int] = {}
+        for name, value in event.items():
+            if name not in self.arities:
+                raise VariableError(
+                    f"unknown variable {name!r}; variables are {list(self.arities)}"
+                )
+            if not isinstance(value, (int, np.integer)) or not 0 <= value < self.arities[name]:
+                raise VariableError(
+                    f"value {value!r} of {name!r} is not one of 0..{self.arities[name] - 1}"
+                )
+            checked[name] = int(value)
+        return checked
+
+    def _sums(self, event: Mapping[str, int]) -> tuple[float, float]:
+        """(P(event), P(D=1, event)) by enumeration of the parents' joint table."""
+        checked = self._check_event(event)
+        index = tuple(checked.get(p, slice(None)) for p in self._parents)
+        factor = 1.0
+        for name, value in checked.items():
+            if name not in self._parents:  # independent of everything else
+                factor *= float(self.marginals[name][value])
+        return (float(np.sum(self._joint[index])) * factor,
+                float(np.sum(self._joint_d1[index])) * factor)
+
+    def probability(self, event: Mapping[str, int]) -> float:
+        """Exact probability of a partial assignment of features.
+
+        Parameters
+        ----------
+        event : mapping of str to int
+            Feature name -> value.
+
+        Returns
+        -------
+        float
+            P(event).
+
+        Examples
+        --------
+        >>> from pcfair.datasets import make_planted
+        >>> _, truth = make_planted(10, random_state=0)
+        >>> round(truth.probability({}), 12)
+        1.0
+        """
+        return self._sums(event)[0]
+
+    def conditional(self, event: Mapping[str, int]) -> float:
+        """Exact P(D=1 | event).
+
+        Parameters
+        ----------
+        event : mapping of str to int
+            Feature name -> value; may be empty.
+
+        Returns
+        -------
+        float
+            The conditional probability of the favourable decision.
+
+        Examples
+        --------
+        >>> from pcfair.datasets import make_planted
+        >>> _, truth = make_planted(10, random_state=0)
+        >>> truth.conditional({**truth.x, **truth.y}) == truth.p_d_given_xy
+        True
+        """
+        p_event, p_joint = self._sums(event)
+        return p_joint / p_event
+
+    def delta_of(self, x: Mapping[str, int], y: Mapping[str, int]) -> float:
+        """Exact Δ(x, y) = P(D=1 | x, y) − P(D=1 | y) under the generating distribution.
+
+        Parameters
+        ----------
+        x : mapping of str to int
+            Assignment to sensitive features (non-empty).
+        y : mapping of str to int
+            Assignment to other features (may include sensitive ones not in ``x``).
+
+        Returns
+        -------
+        float
+            The signed degree of discrimination.
+
+        Raises
+        ------
+        VariableError
+            Unknown variable or value, a non-sensitive variable in ``x``, an empty ``x``, or a
+            variable in both ``x`` and ``y``.
+
+        Examples
+        --------
+        >>> from pcfair.datasets import make_planted
+        >>> _, truth = make_planted(10, effect=0.25, random_state=0)
+        >>> round(truth.delta_of(truth.x, truth.y), 9)
+        0.25
+        """
+        if not x:
+            raise VariableError("x must assign at least one sensitive feature")
+        not_sensitive = [name for name in x if name not in self.sensitive]
+        if not_sensitive:
+            raise VariableError(f"x may only hold sensitive features; {not_sensitive} are not")
+        both = sorted(set(x) & set(y))
+        if both:
+            raise VariableError(f"variable(s) {both} appear in both x and y")
+        return self.conditional({**x, **y}) - self.conditional(y)
+
+    def max_abs_delta(self, *, max_patterns: int = 200_000) -> float:
+        """Largest |Δ(x, y)| over every pattern, by brute force.
+
+        A pattern assigns a non-empty set of sensitive features (x) and any set of the other
+        features, sensitive ones included (y).
+
+        Parameters
+        ----------
+        max_patterns : int, default 200000
+            Refuse to enumerate more patterns than this.
+
+        Returns
+        -------
+        float
+            The maximum; equals :attr:`abs_delta` (see the class Notes).
+
+        Raises
+        ------
+        DataError
+            More than ``max_patterns`` patterns.
+
+        Examples
+        --------
+        >>> from pcfair.datasets import make_planted
+        >>> _, truth = make_planted(10, n_features=4, random_state=1)
+        >>> abs(truth.max_abs_delta() - truth.abs_delta) < 1e-12
+        True
+        """
+        options: list[list[tuple[str, int | None, bool]]] = []
+        count_all, count_no_x = 1, 1
+        for name in self.sensitive + self.nonsensitive:
+            arity = self.arities[name]
+            opts: list[tuple[str, int | None, bool]] = [(name, None, False)]
+            opts += [(name, v, False) for v in range(arity)]
+            if name in self.sensitive:
+                opts += [(name, v, True) for v in range(arity)]
+            options.append(opts)
+            count_all *= len(opts)
+            count_no_x *= 1 + arity
+        n_patterns = count_all - count_no_x
+        if n_patterns > max_patterns:
+            raise DataError(
+                f"{n_patterns} patterns exceed max_patterns={max_patterns}; use fewer features"
+            )
+        cache: dict[tuple[tuple[str, int], ...], float] = {}
+
+        def cond(event: dict[str, int]) -> float:
+            key = tuple(sorted(event.items()))
+            if key not in cache:
+                cache[key] = self.conditional(event)
+            return cache[key]
+
+        best = 0.0
+        for choice in itertools.product(*options):
+            x = {n: v for n, v, in_x in choice if in_x and v is not None}
+            if not x:
+                continue
+            y = {n: v for n, v, in_x in choice if not in_x and v is not None}
+            best = max(best, abs(cond({**x, **y}) - cond(y)))
+        return best
+
+    # -- the distribution as a model and a sampler ----------------------------------------
+
+    def decision_probability(self, frame: pd.DataFrame) -> np.ndarray:
+        """P(D=1 | features) for each row of a frame holding at least the parent columns.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Rows with the columns ``S1`` and every non-sensitive feature.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_rows,)
+            The true decision probabilities.
+
+        Examples
+        --------
+        >>> from pcfair.datasets import make_planted
+        >>> data, truth = make_planted(5, random_state=0)
+        >>> truth.decision_probability(data.frame).shape
+        (5,)
+        """
+        absent = [p for p in self._parents if p not in frame.columns]
+        if absent:
+            raise DataError(f"frame lacks the column(s) {absent}")
+        codes = [frame[p].to_numpy(dtype=np.int64) for p in self._parents]
+        for name, values in zip(self._parents, codes):
+            if values.size and (values.min() < 0 or values.max() >= self.arities[name]):
+                raise DataError(f"column {name!r} has values outside 0..{self.arities[name] - 1}")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            table = np.where(self._joint > 0, self._joint_d1 / self._joint, 0.0)
+        return table[tuple(codes)]
+
+    def sample(
+        self, n_samples: int, *, random_state: int | np.random.Generator | None = None
+    ) -> pd.DataFrame:
+        """Draw rows from the generating distribution.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows.
+        random_state : int, numpy.random.Generator or None
+            Seed or generator.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``int8`` columns: the sensitive features, the non-sensitive ones, then the decision.
+
+        Examples
+        --------
+        >>> from pcfair.datasets import make_planted
+        >>> _, truth = make_planted(5, random_state=0)
+        >>> truth.sample(3, random_state=1).shape
+        (3, 7)
+        """
+        if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
+            raise DataError(f"n_samples must be a non-negative int, got {n_samples!r}")
+        rng = _rng(random_state)
+        columns: dict[str, np.ndarray] = {}
+        for name in self.sensitive + self.nonsensitive:
+            cdf = np.cumsum(self.marginals[name])
+            draws = np.searchsorted(cdf, rng.random(n_samples), side="right")
+            columns[name] = np.minimum(draws, self.arities[name] - 1).astype(np.int8)
+        frame = pd.DataFrame(columns)
+        p_d = self.decision_probability(frame)
+        frame[self.target] = (rng.random(n_samples) < p_d).astype(np.int8)
+        return frame
+
+
+def _arities(n_categories: int | Sequence[int], n_features: int) -> list[int]:
+    if isinstance(n_categories, (int, np.integer)):
+        arities = [int(n_categories)] * n_features
+    else:
+        arities = [int(a) for a in n_categories]
+        if len(arities) != n_features:
+            raise DataError(
+                f"n_categories has {len(arities)} entries, expected n_features={n_features}"
+            )
+    if min(arities) < 2:
+        raise DataError(f"every feature needs at least 2 categories, got {arities}")
+    return arities
+
+
+def make_planted(
+    n_samples: int = 1000,
+    *,
+    n_features: int = 6,
+    n_sensitive: int = 2,
+    effect: float = 0.2,
+    context_size: int = 1,
+    n_categories: int | Sequence[int] = 2,
+    random_state: int | np.random.Generator | None = None,
+) -> tuple[Dataset, PlantedTruth]:
+    """Sample data with one discrimination pattern planted at an exact size.
+
+    Features ``S1..Sk`` (sensitive) and ``N1..Nm`` (non-sensitive) are independent
+    categorical variables with random marginals. The decision ``D`` (favourable value 1)
+    depends on the non-sensitive features through a random logistic score, and is shifted by
+    a constant for rows where ``S1`` takes its least likely value v *and* the first
+    ``context_size`` non-sensitive features take planted values y. The shift is chosen so
+    that the planted pattern has Δ(x, y) = P(D=1 | x, y) − P(D=1 | y) = ``effect`` exactly
+    under the generating distribution, and no pattern has a larger |Δ|. ``S2..Sk`` are
+    independent of everything (pure noise), so ``effect=0`` gives a distribution with no
+    discrimination at all.
+
+    Parameters
+    ----------
+    n_samples : int, default 1000
+        Number of rows to draw.
+    n_features : int, default 6
+        Number of features, sensitive ones included.
+    n_sensitive : int, default 2
+        Number of sensitive features (at least 1).
+    effect : float, default 0.2
+        Signed size of the planted Δ; negative means the favourable decision is *less* likely
+        for x. Keeping every probability in [0.02, 0.98] with room for the base score limits
+        it to ``|effect| <= 0.91 * (1 - P(v))``; a larger value raises, naming the limit.
+    context_size : int, default 1
+        Number of non-sensitive features in the planted context y (0 for a group-level
+        pattern).
+    n_categories : int or sequence of int, default 2
+        Number of values of every feature, or one per feature (sensitive first).
+    random_state : int, numpy.random.Generator or None
+        Seed for the parameters and the sample.
+
+    Returns
+    -------
+    data : Dataset
+        ``int8`` columns ``S1..Sk, N1..Nm, D``; target ``D``, favourable 1, sensitive
+        ``S1..Sk``.
+    truth : PlantedTruth
+        The planted pattern, its exact Δ, and exact queries on the distribution.
+
+    Raises
+    ------
+    DataError
+        Inconsistent sizes, an infeasible ``effect``, or a joint table above
+        :data:`MAX_JOINT_STATES` (too many non-sensitive features to enumerate).
+
+    Notes
+    -----
+    Exactness: ``truth.delta`` is computed by summing the joint table of S1, the
+    non-sensitive features and D (not from the closed form), and it equals ``effect`` to
+    floating-point rounding; see :class:`PlantedTruth` for why no pattern exceeds it.
+
+    Examples
+    --------
+    >>> from pcfair.datasets import make_planted
+    >>> data, truth = make_planted(2000, effect=-0.3, random_state=0)
+    >>> data.frame.shape, data.sensitive
+    ((2000, 7), ['S1', 'S2'])
+    >>> round(truth.delta, 9)
+    -0.3
+    """
+    if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
+        raise DataError(f"n_samples must be a non-negative int, got {n_samples!r}")
+    if not 1 <= n_sensitive <= n_features:
+        raise DataError(f"n_sensitive must be between 1 and n_features={n_features}, got {n_sensitive}")
+    n_nonsensitive = n_features - n_sensitive
+    if not 0 <= context_size <= n_nonsensitive:
+        raise DataError(
+            f"context_size must be between 0 and the number of non-sensitive features "
+            f"({n_nonsensitive}), got {context_size}"
+        )
+    if not -1.0 < effect < 1.0:
+        raise DataError(f"effect must lie strictly between -1 and 1, got {effect}")
+    arities = _arities(n_categories, n_features)
+    sensitive = [f"S{i + 1}" for i in range(n_sensitive)]
+    nonsensitive = [f"N{j + 1}" for j in range(n_nonsensitive)]
+    names = sensitive + nonsensitive
+    arity = dict(zip(names, arities))
+    parents = [sensitive[0]] + nonsensitive
+    n_states = int(np.prod([arity[p] for p in parents], dtype=np.int64))
+    if n_states > MAX_JOINT_STATES:
+        raise DataError(
+            f"the exact truth would enumerate {n_states} parent states (limit "
+            f"{MAX_JOINT_STATES}); use fewer non-sensitive features or categories"
+        )
+
+    rng = _rng(random_state)
+    marginals = {
+        name: 0.5 / arity[name] + 0.5 * rng.dirichlet(np.ones(arity[name])) for name in names
+    }
+    planted_value = int(np.argmin(marginals[sensitive[0]]))
+    context = {name: int(rng.integers(arity[name])) for name in nonsensitive[:context_size]}
+    weights = {name: rng.normal(0.0, 1.0, size=arity[name]) for name in nonsensitive}
+    intercept = float(rng.normal(0.0, 0.5))
+
+    p_v = float(marginals[sensitive[0]][planted_value])
+    shift = effect / (1.0 - p_v)
+    lo = max(0.0, -shift) + _MARGIN
+    hi = min(1.0, 1.0 - shift) - _MARGIN
+    if hi - lo < 0.05:
+        limit = (1.0 - 2 * _MARGIN - 0.05) * (1.0 - p_v)
+        raise DataError(
+            f"effect={effect} is too large for this draw: with P(S1={planted_value})={p_v:.3f} "
+            f"the largest feasible |effect| is {limit:.3f}"
+        )
+
+    # Joint table over the parents (S1, N1..Nm): P(parents) and P(parents, D=1).
+    grids = np.meshgrid(*[np.arange(arity[p]) for p in parents], indexing="ij")
+    p_parents = np.ones(grids[0].shape)
+    for name, grid in zip(parents, grids):
+        p_parents = p_parents * marginals[name][grid]
+    score = np.full(grids[0].shape, intercept)
+    for name, grid in zip(nonsensitive, grids[1:]):
+        score = score + weights[name][grid]
+    in_pattern = grids[0] == planted_value
+    for name, value in context.items():
+        in_pattern = in_pattern & (grids[1 + nonsensitive.index(name)] == value)
+    p_d1 = lo + (hi - lo) * _sigmoid(score) + shift * in_pattern
+
+    x = {sensitive[0]: planted_value}
+    truth = PlantedTruth(
+        x=x, y=dict(context), delta=0.0, p_d_given_xy=0.0, p_d_given_y=0.0, p_xy=0.0,
+        effect=float(effect), target="D", sensitive=sensitive, nonsensitive=nonsensitive,
+        arities=arity, marginals=marginals, weights=weights, intercept=intercept,
+        lo=lo, hi=hi, shift=shift, _parents=parents, _joint=p_parents,
+        _joint_d1=p_parents * p_d1,
+    )
+    p_d_given_xy = truth.conditional({**x, **context})
+    p_d_given_y = truth.conditional(context)
+    object.__setattr__(truth, "p_d_given_xy", p_d_given_xy)
+    object.__setattr__(truth, "p_d_given_y", p_d_given_y)
+    object.__setattr__(truth, "p_xy", truth.probability({**x, **context}))
+    object.__setattr__(truth, "delta", p_d_given_xy - p_d_given_y)
+
+    frame = truth.sample(n_samples, random_state=rng)
+    description = (
+        f"Synthetic data from pcfair.datasets.make_planted: {n_sensitive} sensitive and "
+        f"{n_nonsensitive} non-sensitive categorical features, decision D; planted pattern "
+        f"x={x}, y={dict(context)} with exact delta={truth.delta:.6f}."
+    )
+    data = Dataset(frame=frame, target="D", favorable=1, sensitive=list(sensitive),
+                   name="planted", description=description, source="synthetic")
+    return data, truth

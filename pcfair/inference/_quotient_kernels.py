@@ -1,0 +1,188 @@
+"""numba kernels of the pairwise (two-circuit) pass: max log-quotient over a compiled pair plan.
+
+A plan is a list of entries in evaluation order (children first). A LEAF entry pairs two input
+nodes on one variable; a MAX entry is the maximum over options, each option a constant plus the
+sum of a few child entries. An entry may be "infeasible" (no common support), kept in a separate
+boolean array, never encoded as ±inf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+NEG_INF = -np.inf
+LEAF = 0
+MAX = 1
+
+
+@njit(cache=True, inline="always")
+def _leaf_logp(kind, value, param_ptr, params, node, v):
+    if kind[node] == 0:
+        return 0.0 if v == value[node] else NEG_INF
+    return params[param_ptr[node] + v]
+
+
+@njit(cache=True)
+def evaluate_plan(e_kind, e_pnode, e_qnode, e_var, e_vt, opt_ptr, opt_const, och_ptr, och,
+                  p_kind, p_value, p_param_ptr, p_params, q_kind, q_value, q_param_ptr, q_params,
+                  card, ev_p, ev_q, free, shortcut_vt, val_p, val_q, out_val, out_ok, out_choice,
+                  out_marg_free):
+    """Evaluate every entry. ``shortcut_vt[w]`` marks vtree nodes whose pairs take the exact
+    ratio of marginals ``val_p[n] - val_q[m]``. ``out_choice`` holds the winning option (MAX) or
+    value (LEAF, −1 when not maximised). ``out_marg_free`` flags entries whose value maximised a
+    marginalised variable (then the value is an upper bound, not exact)."""
+    n_entries = e_kind.shape[0]
+    for i in range(n_entries):
+        w = e_vt[i]
+        if w >= 0 and shortcut_vt[w]:
+            a = val_p[e_pnode[i]]
+            b = val_q[e_qnode[i]]
+            out_choice[i] = -2
+            out_marg_free[i] = False
+            if a == NEG_INF or b == NEG_INF:
+                out_ok[i] = False
+                out_val[i] = 0.0
+            else:
+                out_ok[i] = True
+                out_val[i] = a - b
+            continue
+        if e_kind[i] == LEAF:
+            x = e_var[i]
+            pn = e_pnode[i]
+            qm = e_qnode[i]
+            best = NEG_INF
+            arg = -1
+            ok = False
+            if free[x] or (ev_p[x] < 0 and ev_q[x] < 0):
+                for v in range(card[x]):
+                    a = _leaf_logp(p_kind, p_value, p_param_ptr, p_params, pn, v)
+                    b = _leaf_logp(q_kind, q_value, q_param_ptr, q_params, qm, v)
+                    if a == NEG_INF or b == NEG_INF:
+                        continue
+                    if not ok or a - b > best:
+                        best = a - b
+                        arg = v
+                        ok = True
+                out_marg_free[i] = not free[x]
+            else:
+                a = _leaf_logp(p_kind, p_value, p_param_ptr, p_params, pn, ev_p[x])
+                b = _leaf_logp(q_kind, q_value, q_param_ptr, q_params, qm, ev_q[x])
+                if a != NEG_INF and b != NEG_INF:
+                    best = a - b
+                    ok = True
+                out_marg_free[i] = False
+            out_ok[i] = ok
+            out_val[i] = best if ok else 0.0
+            out_choice[i] = arg
+        else:
+            best = 0.0
+            arg = -1
+            ok = False
+            mf = False
+            for o in range(opt_ptr[i], opt_ptr[i + 1]):
+                s = opt_const[o]
+                feasible = True
+                omf = False
+                for c in range(och_ptr[o], och_ptr[o + 1]):
+                    ch = och[c]
+                    if not out_ok[ch]:
+                        feasible = False
+                        break
+                    s += out_val[ch]
+                    omf = omf or out_marg_free[ch]
+                if not feasible:
+                    continue
+                mf = mf or omf
+                if not ok or s > best:
+                    best = s
+                    arg = o
+                    ok = True
+            out_ok[i] = ok
+            out_val[i] = best if ok else 0.0
+            out_choice[i] = arg
+            out_marg_free[i] = mf
+
+
+@njit(cache=True)
+def decode_plan(root, e_kind, e_var, opt_ptr, och_ptr, och, choice, assignment):
+    """Follow the winning options from ``root`` and write maximised leaf values."""
+    stack = np.empty(e_kind.shape[0] + 1, np.int64)
+    top = 0
+    stack[top] = root
+    top += 1
+    while top > 0:
+        top -= 1
+        i = stack[top]
+        c = choice[i]
+        if c == -2:
+            continue
+        if e_kind[i] == LEAF:
+            if c >= 0:
+                assignment[e_var[i]] = c
+            continue
+        if c < 0:
+            continue
+        for k in range(och_ptr[c], och_ptr[c + 1]):
+            stack[top] = och[k]
+            top += 1
+
+
+@njit(cache=True)
+def support_count(kind, var, value, param_ptr, params, edge_ptr, edge_a, edge_b, edge_logw,
+                  card, ev, buf):
+    """Number of completions of ``ev`` in the support of a smooth, deterministic, decomposable
+    circuit (missing values range over the whole domain), as a float64: exact while the counts
+    stay below 2**53. Fills ``buf`` with every node's count and returns the root's."""
+    n = kind.shape[0]
+    for i in range(n):
+        k = kind[i]
+        if k == 0 or k == 1:
+            x = var[i]
+            c = 0.0
+            for v in range(card[x]):
+                if ev[x] >= 0 and v != ev[x]:
+                    continue
+                if k == 0:
+                    if v == value[i]:
+                        c += 1.0
+                elif params[param_ptr[i] + v] > NEG_INF:
+                    c += 1.0
+            buf[i] = c
+        elif k == 2:
+            s = 1.0
+            for e in range(edge_ptr[i], edge_ptr[i + 1]):
+                s *= buf[edge_a[e]]
+            buf[i] = s
+        else:
+            s = 0.0
+            for e in range(edge_ptr[i], edge_ptr[i + 1]):
+                if edge_logw[e] == NEG_INF:
+                    continue
+                t = buf[edge_a[e]]
+                if edge_b[e] >= 0:
+                    t *= buf[edge_b[e]]
+                s += t
+            buf[i] = s
+    return buf[n - 1]
+
+
+@njit(cache=True)
+def shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, rightmost_ok, free, observed):
+    """Vtree nodes whose pairs may take the exact ratio of marginals: nodes all of whose
+    variables are observed, and (when ``rightmost_ok``) right-most-path nodes with no free
+    variable."""
+    m = vt_var.shape[0]
+    nonfree = np.zeros(m, np.bool_)
+    allobs = np.zeros(m, np.bool_)
+    out = np.zeros(m, np.bool_)
+    for w in range(m):
+        x = vt_var[w]
+        if x >= 0:
+            nonfree[w] = not free[x]
+            allobs[w] = observed[x]
+        else:
+            nonfree[w] = nonfree[vt_left[w]] and nonfree[vt_right[w]]
+            allobs[w] = allobs[vt_left[w]] and allobs[vt_right[w]]
+        out[w] = allobs[w] or (rightmost_ok and on_rightmost[w] and nonfree[w])
+    return out

@@ -1,0 +1,593 @@
+"""Max and min of the quotient of two compatible deterministic circuits, and Lemma 2 bounds.
+
+The pairwise pass (``circuit-layer.md`` §5, ``pc-certifier.md`` §4): for circuits ``P`` and ``Q``
+that are smooth, deterministic and structured-decomposable on one vtree,
+
+    R(n, m) = max over assignments x of the common support of  log p_n(x) − log q_m(x),
+
+computed by a memoised recursion over pairs of nodes with the same scope: a sum pairs each
+of its elements with the other side, products pair their factors by scope, and input nodes
+compare value by value. The recursion is compiled once per circuit pair into a flat *plan*
+(:class:`PairPlan`) that a numba kernel evaluates for each new evidence in one linear sweep.
+
+Variables are free (maximised), observed (evidence; ``P`` and ``Q`` may observe different values,
+as ``D = d`` and ``D = ¬d`` do), or marginalised. Marginalised variables are maximised too (the
+always-sound rule: an upper bound by the mediant inequality) except in pairs whose whole vtree
+node is observed, or that sit on the vtree's right-most path with no free variable and under
+ancestors whose primes are mutually exclusive; there the exact ratio of marginals is used. The
+``exact`` flag says whether any marginalised variable was maximised.
+
+Support policy: values are maxima over the *common* support of the two sides.
+:func:`conditional_bounds` checks, by counting supports, whether some completion has probability
+zero under one side only, and then widens its bounds to 0 or 1 so that they stay sound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.vtree import Vtree
+from pcfair.errors import EvidenceError, StructureError, VariableError
+from pcfair.inference import _quotient_kernels as K
+from pcfair.inference.marginals import kernel_args, node_log_values
+
+
+# ---------------------------------------------------------------------------------- the plan
+class PairPlan:
+    """The compiled pairwise recursion over two compatible circuits (built lazily per root pair).
+
+    Parameters
+    ----------
+    p, q : Circuit
+        Smooth, structured-decomposable circuits on the same vtree (checked by the caller).
+    vtree : Vtree
+        Their common vtree (used for the exact ratio-of-marginals shortcuts).
+    rightmost_ok : bool
+        Whether the right-most-path shortcut is valid (ancestors' primes mutually exclusive).
+    """
+
+    def __init__(self, p: Circuit, q: Circuit, vtree: Vtree, rightmost_ok: bool = False):
+        self.p, self.q, self.vtree = p, q, vtree
+        self.rightmost_ok = bool(rightmost_ok)
+        self._sp, self._sq = p.scopes(), q.scopes()
+        from pcfair.circuit.properties import node_vtree_nodes
+
+        self._vt_p = node_vtree_nodes(p, vtree)
+        self._const_p = node_log_values(p, np.full(p.num_variables, -1, np.int32))
+        self._const_q = node_log_values(q, np.full(q.num_variables, -1, np.int32))
+        self._memo: dict[tuple[int, int], int] = {}
+        self._kind: list[int] = []
+        self._pnode: list[int] = []
+        self._qnode: list[int] = []
+        self._var: list[int] = []
+        self._vt: list[int] = []
+        self._opts: list[list[tuple[float, list[int]]]] = []
+        self._arrays: tuple | None = None
+        self.card = p.variables.cardinalities
+
+    # terms: node ids 0..N-1, elements N + edge index
+    def _scope(self, c: Circuit, scopes: list[int], t: int) -> int:
+        n = c.num_nodes
+        if t < n:
+            return scopes[t]
+        e = t - n
+        s = scopes[c.edge_a[e]]
+        return s | scopes[c.edge_b[e]] if c.edge_b[e] >= 0 else s
+
+    @staticmethod
+    def _factors(c: Circuit, t: int) -> list[int]:
+        n = c.num_nodes
+        if t >= n:
+            e = t - n
+            return [int(c.edge_a[e])] + ([int(c.edge_b[e])] if c.edge_b[e] >= 0 else [])
+        if c.kind[t] == PRODUCT:
+            return [int(x) for x in c.edge_a[c.edge_ptr[t] : c.edge_ptr[t + 1]]]
+        return [t]
+
+    def _spec(self, tp: int, tq: int):
+        p, q = self.p, self.q
+        sp, sq = self._scope(p, self._sp, tp), self._scope(q, self._sq, tq)
+        if sp != sq:
+            raise StructureError(
+                "the circuits are not compatible: paired nodes have different scopes "
+                f"({_vars(sp)} vs {_vars(sq)})"
+            )
+        np_, nq = p.num_nodes, q.num_nodes
+        p_sum = tp < np_ and p.kind[tp] == SUM
+        q_sum = tq < nq and q.kind[tq] == SUM
+        if p_sum:
+            ep = [e for e in range(p.edge_ptr[tp], p.edge_ptr[tp + 1]) if p.edge_logw[e] > -np.inf]
+            if q_sum:
+                eq = [e for e in range(q.edge_ptr[tq], q.edge_ptr[tq + 1])
+                      if q.edge_logw[e] > -np.inf]
+                return "max", [(float(p.edge_logw[a] - q.edge_logw[b]), [(np_ + a, nq + b)])
+                               for a in ep for b in eq]
+            return "max", [(float(p.edge_logw[a]), [(np_ + a, tq)]) for a in ep]
+        if q_sum:
+            eq = [e for e in range(q.edge_ptr[tq], q.edge_ptr[tq + 1]) if q.edge_logw[e] > -np.inf]
+            return "max", [(float(-q.edge_logw[b]), [(tp, nq + b)]) for b in eq]
+        fp, fq = self._factors(p, tp), self._factors(q, tq)
+        const = 0.0
+        keep_p = []
+        for f in fp:
+            if self._sp[f] == 0:
+                const += self._const_p[f]
+            else:
+                keep_p.append(f)
+        keep_q = []
+        for f in fq:
+            if self._sq[f] == 0:
+                const -= self._const_q[f]
+            else:
+                keep_q.append(f)
+        if not np.isfinite(const):
+            return "max", []
+        if len(keep_p) == 1 and len(keep_q) == 1 and keep_p[0] == tp and keep_q[0] == tq:
+            if p.kind[tp] not in (INDICATOR, CATEGORICAL) or q.kind[tq] not in (INDICATOR, CATEGORICAL):
+                raise StructureError("cannot pair these nodes (unexpected node kinds)")
+            return "leaf", int(p.var[tp])
+        by_scope = {self._sq[f]: f for f in keep_q}
+        if len(by_scope) != len(keep_q) or len(keep_p) != len(keep_q) or any(
+            self._sp[f] not in by_scope for f in keep_p
+        ):
+            raise StructureError(
+                "the circuits are not compatible (not structured-decomposable on one vtree): "
+                f"scope {_vars(sp)} is split as {[_vars(self._sp[f]) for f in keep_p]} and as "
+                f"{[_vars(self._sq[f]) for f in keep_q]}"
+            )
+        return "max", [(const, [(f, by_scope[self._sp[f]]) for f in keep_p])]
+
+    def entry(self, tp: int, tq: int) -> int:
+        """The entry index of the pair of terms ``(tp, tq)``, compiling it if needed."""
+        key = (tp, tq)
+        if key in self._memo:
+            return self._memo[key]
+        specs: dict = {}
+        stack = [key]
+        while stack:
+            k = stack[-1]
+            if k in self._memo:
+                stack.pop()
+                continue
+            if k not in specs:
+                specs[k] = self._spec(*k)
+            kind, data = specs[k]
+            if kind == "max":
+                missing = [c for _, cs in data for c in cs if c not in self._memo]
+                if missing:
+                    stack.extend(missing)
+                    continue
+            stack.pop()
+            self._add(k, kind, data)
+        self._arrays = None
+        return self._memo[key]
+
+    def _add(self, key, kind, data) -> None:
+        tp, tq = key
+        real = tp < self.p.num_nodes and tq < self.q.num_nodes
+        self._pnode.append(tp if real else -1)
+        self._qnode.append(tq if real else -1)
+        self._vt.append(int(self._vt_p[tp]) if real else -1)
+        if kind == "leaf":
+            self._kind.append(K.LEAF)
+            self._var.append(data)
+            self._opts.append([])
+        else:
+            self._kind.append(K.MAX)
+            self._var.append(-1)
+            self._opts.append([(c, [self._memo[x] for x in cs]) for c, cs in data])
+        self._memo[key] = len(self._kind) - 1
+
+    def arrays(self) -> tuple:
+        if self._arrays is None:
+            opt_ptr = [0]
+            consts: list[float] = []
+            och_ptr = [0]
+            och: list[int] = []
+            for opts in self._opts:
+                for c, cs in opts:
+                    consts.append(c)
+                    och.extend(cs)
+                    och_ptr.append(len(och))
+                opt_ptr.append(len(consts))
+            i32 = np.int32
+            self._arrays = (
+                np.array(self._kind, np.int8), np.array(self._pnode, i32),
+                np.array(self._qnode, i32), np.array(self._var, i32), np.array(self._vt, i32),
+                np.array(opt_ptr, i32), np.array(consts, np.float64), np.array(och_ptr, i32),
+                np.array(och, i32),
+            )
+        return self._arrays
+
+    @property
+    def num_entries(self) -> int:
+        return len(self._kind)
+
+    def evaluate(self, root: int, ev_p: np.ndarray, ev_q: np.ndarray, free: np.ndarray,
+                 want_assignment: bool = True) -> "QuotientResult":
+        """Evaluate the plan for one evidence (index arrays; ``free`` a boolean mask)."""
+        ev_p = np.ascontiguousarray(ev_p, np.int32)
+        ev_q = np.ascontiguousarray(ev_q, np.int32)
+        free = np.ascontiguousarray(free, np.bool_)
+        if np.any((ev_p >= 0) != (ev_q >= 0)):
+            raise EvidenceError("each variable must be observed on both sides or on neither")
+        arrs = self.arrays()
+        vt = self.vtree
+        observed = ev_p >= 0
+        short = K.shortcut_nodes(vt.left, vt.right, vt.var, vt.on_rightmost_path,
+                                 self.rightmost_ok, free, observed)
+        pe = np.where(free, -1, ev_p).astype(np.int32)
+        qe = np.where(free, -1, ev_q).astype(np.int32)
+        if short.any():
+            val_p = node_log_values(self.p, pe)
+            val_q = node_log_values(self.q, qe)
+        else:
+            val_p = val_q = np.zeros(1)
+        n = len(arrs[0])
+        out_val = np.empty(n)
+        out_ok = np.empty(n, np.bool_)
+        out_choice = np.empty(n, np.int64)
+        out_mf = np.empty(n, np.bool_)
+        p, q = self.p, self.q
+        K.evaluate_plan(*arrs, p.kind, p.value, p.param_ptr, p.params, q.kind, q.value,
+                        q.param_ptr, q.params, self.card, ev_p, ev_q, free, short, val_p, val_q,
+                        out_val, out_ok, out_choice, out_mf)
+        assignment = None
+        if want_assignment and out_ok[root]:
+            assignment = np.full(len(free), -1, np.int32)
+            K.decode_plan(root, arrs[0], arrs[3], arrs[5], arrs[7], arrs[8], out_choice,
+                          assignment)
+            assignment[~free] = -1
+            # free variables outside the circuit's scope do not matter; give them value 0
+            assignment[free & (assignment < 0)] = 0
+        return QuotientResult(
+            value=float(out_val[root]) if out_ok[root] else float("-inf"),
+            feasible=bool(out_ok[root]),
+            exact=not bool(out_mf[root]),
+            assignment=assignment,
+        )
+
+
+def _vars(scope: int) -> list[int]:
+    from pcfair.circuit._scopes import bits
+
+    return bits(scope)
+
+
+@dataclass(frozen=True)
+class QuotientResult:
+    """``value`` = max log p/q over the common support (−inf when ``feasible`` is False);
+    ``assignment`` = index values of the free variables at the maximum (−1 elsewhere)."""
+
+    value: float
+    feasible: bool
+    exact: bool
+    assignment: np.ndarray | None = field(repr=False, default=None)
+
+
+# ------------------------------------------------------------------------- preconditions
+def quotient_structure(circuit: Circuit) -> tuple[Vtree, bool]:
+    """Check that ``circuit`` supports the pairwise pass; return its vtree and whether the
+    right-most-path shortcut is valid. Raises :class:`StructureError` with the reason."""
+    key = "quotient_structure"
+    if key in circuit._cache:
+        return circuit._cache[key]
+    rep = circuit.properties()
+    reasons = []
+    if not rep.smooth:
+        reasons.append("not smooth")
+    if not rep.decomposable:
+        reasons.append("not decomposable")
+    if rep.structured_decomposable is not True:
+        reasons.append("not structured-decomposable")
+    if rep.deterministic is not True:
+        reasons.append("not deterministic" if rep.deterministic is False
+                       else "determinism could not be verified")
+    if reasons:
+        raise StructureError(
+            "the max/min quotient needs a smooth, decomposable, deterministic and "
+            "structured-decomposable circuit; this one is " + ", ".join(reasons)
+            + ". Use an engine that needs only marginals (e.g. the dense engine) instead."
+        )
+    vt = rep.vtree
+    from pcfair.circuit.properties import rightmost_primes_exclusive
+
+    out = (vt, rightmost_primes_exclusive(circuit, vt))
+    circuit._cache[key] = out
+    return out
+
+
+def self_plan(circuit: Circuit) -> PairPlan:
+    """The cached plan pairing ``circuit`` with itself (used by the bounds and the certifier)."""
+    if "self_plan" not in circuit._cache:
+        vt, ok = quotient_structure(circuit)
+        circuit._cache["self_plan"] = PairPlan(circuit, circuit, vt, ok)
+    return circuit._cache["self_plan"]
+
+
+# ---------------------------------------------------------------------------- public API
+def _index_set(circuit: Circuit, names, what: str) -> list[int]:
+    if names is None:
+        return []
+    if isinstance(names, (str, int)):
+        names = [names]
+    return [circuit.variables.index(v) for v in names]
+
+
+def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
+                 marginalized: Sequence | None = None, q_evidence: Mapping | None = None
+                 ) -> QuotientResult:
+    """max over free assignments of log p(e, u) − log q(e, u) for compatible circuits.
+
+    Parameters
+    ----------
+    p, q : Circuit
+        Smooth, deterministic circuits structured-decomposable on the same vtree.
+    evidence : mapping, optional
+        Observed values (used for ``p``, and for ``q`` unless ``q_evidence`` is given).
+    marginalized : sequence of variables, optional
+        Variables summed out (the result is then an upper bound unless ``exact``).
+    q_evidence : mapping, optional
+        Different observed values for ``q`` (same variables as ``evidence``).
+
+    Returns
+    -------
+    QuotientResult
+        ``value`` is the max log-quotient over the common support; the arg-max is in
+        ``assignment`` (index form).
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder, Vtree
+    >>> b = CircuitBuilder(1)
+    >>> p = b.build(b.bernoulli("1", 0.8), vtree=Vtree.from_nested(0))
+    >>> q = b.build(b.bernoulli("1", 0.5), vtree=Vtree.from_nested(0))
+    >>> r = max_quotient(p, q)
+    >>> round(float(np.exp(r.value)), 6), r.assignment.tolist()
+    (1.6, [1])
+    """
+    if p.variables != q.variables:
+        raise VariableError("the two circuits must have the same variables")
+    vt_p, ok_p = quotient_structure(p)
+    if q is p:
+        vt_q, ok_q = vt_p, ok_p
+    else:
+        vt_q, ok_q = quotient_structure(q)
+        if vt_p != vt_q:
+            from pcfair.circuit.properties import compatible
+
+            if not compatible(p, q):
+                raise StructureError("the circuits are not structured-decomposable on one vtree "
+                                     "(incompatible); their quotient cannot be maximised exactly")
+    key = ("pair_plan", id(q))
+    plan = p._cache.get(key)
+    if plan is None or plan.q is not q:
+        plan = PairPlan(p, q, vt_p, ok_p and ok_q)
+        p._cache[key] = plan
+    root = plan.entry(p.root, q.root)
+    ev_p = p.evidence_matrix(evidence or {})[0]
+    ev_q = p.evidence_matrix(q_evidence)[0] if q_evidence is not None else ev_p.copy()
+    marg = _index_set(p, marginalized, "marginalized")
+    free = (ev_p < 0) & (ev_q < 0)
+    free[marg] = False
+    if np.any((ev_p >= 0)[marg]):
+        raise VariableError("a variable cannot be both observed and marginalized")
+    return plan.evaluate(root, ev_p, ev_q, free)
+
+
+@dataclass(frozen=True)
+class ConditionalBounds:
+    """Bounds on ``P(d | e, u)`` over the free assignments ``u`` (see :func:`conditional_bounds`).
+
+    Attributes
+    ----------
+    min, max : float
+        The minimum and maximum of ``P(d | e, u)``.
+    argmin, argmax : dict or None
+        Free-variable assignments (names → labels) attaining them (None where the bound came
+        from the support check rather than from an assignment).
+    exact : bool
+        False when marginalised variables were maximised (the bounds are then sound but loose).
+    max_ratio, min_ratio : float
+        ``max_u P(e,u|d) / P(e,u|¬d)`` and the minimum.
+    support_note : str
+        Empty, or why a bound was widened to 0 or 1.
+    """
+
+    min: float
+    max: float
+    argmin: dict | None
+    argmax: dict | None
+    exact: bool
+    max_ratio: float
+    min_ratio: float
+    support_note: str = ""
+
+
+def _sigmoid(x: float) -> float:
+    if x == np.inf:
+        return 1.0
+    if x == -np.inf:
+        return 0.0
+    return float(1.0 / (1.0 + np.exp(-x))) if x >= 0 else float(np.exp(x) / (1.0 + np.exp(x)))
+
+
+def decision_evidence(circuit: Circuit, decision, favorable) -> tuple[int, int, int]:
+    """Index of the binary decision variable, its favourable value and the other value."""
+    d = circuit.variables.index(decision)
+    if circuit.variables.cardinalities[d] != 2:
+        raise VariableError(f"the decision variable {circuit.names[d]!r} must be binary")
+    fav = circuit.variables.value_index(d, favorable)
+    return d, fav, 1 - fav
+
+
+def support_counts(circuit: Circuit, ev: np.ndarray) -> float:
+    """Number of completions of ``ev`` with positive probability (exact below 2**53)."""
+    buf = np.empty(circuit.num_nodes)
+    a = kernel_args(circuit)
+    return float(K.support_count(a[0], a[1], a[2], a[3], a[4], a[6], a[7], a[8], a[9],
+                                 circuit.variables.cardinalities, ev, buf))
+
+
+def conditional_bounds(circuit: Circuit, decision, evidence: Mapping | None = None, *,
+                       favorable=1, free: Sequence | None = None,
+                       marginalized: Sequence | None = None) -> ConditionalBounds:
+    """min and max over free assignments ``u`` of ``P(d | e, u)`` (Lemma 2 of the paper).
+
+    ``max_u P(d|e,u) = 1 / (1 + exp(−max_u log[P(d,e,u) / P(¬d,e,u)]))``, the quotient taken by
+    the pairwise pass of the circuit with itself under ``D = d`` and ``D = ¬d``.
+
+    Parameters
+    ----------
+    circuit : Circuit
+        Smooth, deterministic, structured-decomposable; ``decision`` binary and anywhere in it.
+    decision : str or int
+        The decision variable ``D``.
+    evidence : mapping, optional
+        Observed values ``e``.
+    favorable : value, default 1
+        The value ``d``.
+    free : sequence, optional
+        Variables maximised over (default: every variable not observed, not marginalised and not
+        ``D``).
+    marginalized : sequence, optional
+        Variables summed out. Unless they sit where the pass is exact, the bounds are sound
+        but not tight (``exact=False``).
+
+    Returns
+    -------
+    ConditionalBounds
+
+    Raises
+    ------
+    StructureError
+        If the circuit is not smooth, deterministic and structured-decomposable.
+    EvidenceError
+        If ``P(e) = 0`` (no completion has positive probability).
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder, Vtree
+    >>> b = CircuitBuilder({"d": [0, 1], "x": [0, 1]})
+    >>> root = b.decision([(b.indicator("d", 1), b.categorical("x", [0.2, 0.8]), 0.5),
+    ...                    (b.indicator("d", 0), b.categorical("x", [0.6, 0.4]), 0.5)])
+    >>> pc = b.build(root, vtree=Vtree.from_nested((0, 1)))
+    >>> r = conditional_bounds(pc, "d")
+    >>> round(r.min, 4), round(r.max, 4), r.argmax
+    (0.25, 0.6667, {'x': 1})
+    """
+    d, fav, unfav = decision_evidence(circuit, decision, favorable)
+    plan = self_plan(circuit)
+    root = plan.entry(circuit.root, circuit.root)
+    ev = circuit.evidence_matrix(evidence or {})[0]
+    if ev[d] >= 0:
+        raise VariableError("the decision variable cannot be part of the evidence")
+    marg = _index_set(circuit, marginalized, "marginalized")
+    if free is None:
+        free_mask = ev < 0
+        free_mask[marg] = False
+    else:
+        free_mask = np.zeros(circuit.num_variables, bool)
+        free_mask[_index_set(circuit, free, "free")] = True
+        if np.any(free_mask & (ev >= 0)) or np.any(free_mask[marg]):
+            raise VariableError("a variable cannot be both free and observed or marginalized")
+    free_mask[d] = False
+    if np.any(ev[marg] >= 0) or d in marg:
+        raise VariableError("marginalized variables must not be observed (nor the decision)")
+    ev_d, ev_nd = ev.copy(), ev.copy()
+    ev_d[d], ev_nd[d] = fav, unfav
+    hi = plan.evaluate(root, ev_d, ev_nd, free_mask)
+    lo = plan.evaluate(root, ev_nd, ev_d, free_mask)
+    # support check: completions (of everything not observed) where one side is zero
+    note = ""
+    max_val = _sigmoid(hi.value) if hi.feasible else None
+    min_val = _sigmoid(-lo.value) if lo.feasible else None
+    argmax = _decode(circuit, hi.assignment, free_mask) if hi.feasible else None
+    argmin = _decode(circuit, lo.assignment, free_mask) if lo.feasible else None
+    if not _positive(circuit):
+        card = circuit.variables.cardinalities.astype(float)
+        total = float(np.prod(card[ev < 0]))
+        c_all = support_counts(circuit, ev)
+        if c_all == 0:
+            raise EvidenceError(f"the evidence {evidence!r} has probability zero")
+        c_d = support_counts(circuit, ev_d)
+        c_nd = support_counts(circuit, ev_nd)
+        if total >= 2.0**53:
+            max_val, min_val, argmax, argmin = 1.0, 0.0, None, None
+            note = ("the circuit has zero-probability regions and too many completions to "
+                    "count exactly; bounds widened to [0, 1]")
+        else:
+            if c_d < c_all:
+                min_val, argmin = 0.0, None
+                note = "some completion has P(d, e, u) = 0 < P(e, u): min widened to 0"
+            if c_nd < c_all:
+                max_val, argmax = 1.0, None
+                note = (note + "; " if note else "") + (
+                    "some completion has P(¬d, e, u) = 0 < P(e, u): max widened to 1")
+    if max_val is None or min_val is None:
+        raise EvidenceError(f"the evidence {evidence!r} has probability zero")
+    prior = circuit.log_marginal(np.array([_row(circuit, d, fav), _row(circuit, d, unfav)]))
+    log_odds_prior = prior[1] - prior[0]
+    return ConditionalBounds(
+        min=min_val, max=max_val, argmin=argmin, argmax=argmax,
+        exact=hi.exact and lo.exact and not note,
+        max_ratio=float(np.exp(hi.value + log_odds_prior)) if hi.feasible else float("inf"),
+        min_ratio=float(np.exp(-lo.value + log_odds_prior)) if lo.feasible else 0.0,
+        support_note=note,
+    )
+
+
+def _row(circuit: Circuit, var: int, value: int) -> np.ndarray:
+    r = np.full(circuit.num_variables, -1, np.int32)
+    r[var] = value
+    return r
+
+
+def _decode(circuit: Circuit, assignment: np.ndarray | None, free: np.ndarray) -> dict | None:
+    if assignment is None:
+        return None
+    return {circuit.names[i]: circuit.variables.domains[i][int(assignment[i])]
+            for i in np.flatnonzero(free)}
+
+
+def _positive(circuit: Circuit) -> bool:
+    """True when every complete assignment has positive probability (exact big-int count)."""
+    key = "positive"
+    if key not in circuit._cache:
+        card = [int(c) for c in circuit.variables.cardinalities]
+        scopes = circuit.scopes()
+        counts: list[int] = [0] * circuit.num_nodes
+        for i in range(circuit.num_nodes):
+            k = circuit.kind[i]
+            lo, hi = circuit.edge_ptr[i], circuit.edge_ptr[i + 1]
+            if k == INDICATOR:
+                counts[i] = 1
+            elif k == CATEGORICAL:
+                p = circuit.params[circuit.param_ptr[i] : circuit.param_ptr[i] + circuit.param_len[i]]
+                counts[i] = int(np.sum(p > -np.inf))
+            elif k == PRODUCT:
+                c = 1
+                for e in range(lo, hi):
+                    c *= counts[circuit.edge_a[e]]
+                counts[i] = c
+            else:
+                c = 0
+                for e in range(lo, hi):
+                    if circuit.edge_logw[e] == -np.inf:
+                        continue
+                    t = counts[circuit.edge_a[e]]
+                    if circuit.edge_b[e] >= 0:
+                        t *= counts[circuit.edge_b[e]]
+                    c += t
+                counts[i] = c
+        total = 1
+        root_scope = scopes[-1]
+        for v in range(circuit.num_variables):
+            if root_scope >> v & 1:
+                total *= card[v]
+        circuit._cache[key] = counts[-1] == total
+    return circuit._cache[key]
