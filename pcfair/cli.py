@@ -38,6 +38,79 @@ def _add_audit_commands(subparsers: argparse._SubParsersAction) -> None:
         importlib.import_module(modname).register(audit_sub)
 
 
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="circuit file (.psdd, .sdd, .jpc, .json; optionally .gz)")
+    p.add_argument("--vtree", help="vtree file (default: MODEL's sibling .vtree if present)")
+
+
+def _load(args):
+    from pcfair.circuit.io import load
+
+    return load(args.model, vtree=args.vtree)
+
+
+def _cmd_check(args) -> int:
+    import json
+
+    rep = _load(args).properties()
+    data = rep.to_dict()
+    if args.format == "json":
+        print(json.dumps(data, indent=2, default=str))
+        return EXIT_OK
+    fmt = {True: "yes", False: "NO", None: "unknown"}
+    print(f"model: {args.model}")
+    print(f"nodes {data['num_nodes']}, edges {data['num_edges']}, variables {data['num_variables']}")
+    for key in ("smooth", "decomposable", "deterministic", "structured_decomposable", "normalized"):
+        extra = ""
+        if key == "deterministic" and data["determinism_tier"]:
+            extra = f" ({data['determinism_tier']})"
+        print(f"  {key:<24} {fmt[data[key]]}{extra}")
+    for prob in rep.problems:
+        ce = f"  counterexample: {prob.counterexample}" if prob.counterexample else ""
+        print(f"  problem [{prob.property}] node {prob.node}: {prob.message}{ce}")
+    return EXIT_OK
+
+
+def _parse_assignment(text: str) -> dict:
+    out: dict = {}
+    for part in filter(None, (t.strip() for t in text.split(","))):
+        if "=" not in part:
+            from pcfair.errors import VariableError
+
+            raise VariableError(f"bad evidence item {part!r}: expected VAR=VALUE")
+        k, v = (x.strip() for x in part.split("=", 1))
+        out[k] = v
+    return out
+
+
+def _cmd_marginal(args) -> int:
+    import json
+
+    import numpy as np
+
+    circuit = _load(args)
+    ev = _parse_assignment(args.evidence or "")
+    logp = float(circuit.log_marginal(ev)[0])
+    if args.format == "json":
+        print(json.dumps({"evidence": ev, "log_probability": logp,
+                          "probability": float(np.exp(logp))}))
+    else:
+        print(f"P({args.evidence or ''}) = {np.exp(logp):.12g}   (log {logp:.12g})")
+    return EXIT_OK
+
+
+def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="structural properties of a circuit")
+    _model_args(p)
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=_cmd_check)
+    p = sub.add_parser("marginal", help="probability of (partial) evidence")
+    _model_args(p)
+    p.add_argument("--evidence", default="", help='comma-separated VAR=VALUE, e.g. "1=0,3=1"')
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=_cmd_marginal)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every sub-command registered."""
     parser = argparse.ArgumentParser(
@@ -46,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    _add_circuit_commands(sub)
     _add_audit_commands(sub)
     return parser
 

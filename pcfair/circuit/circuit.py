@@ -279,16 +279,18 @@ class Circuit:
 
         return sample(self, n, evidence=evidence, random_state=random_state)
 
-    def properties(self, *, exhaustive_limit: int = 16) -> "PropertyReport":
+    def properties(self, *, exhaustive_limit: int = 16,
+                   pairwise_budget: int = 50_000) -> "PropertyReport":
         """Check smoothness, decomposability, determinism and structured decomposability.
 
-        See :func:`pcfair.circuit.properties.check_properties`.
+        See :func:`pcfair.circuit.properties.check_properties` (results are cached).
         """
         from pcfair.circuit.properties import check_properties
 
-        key = ("properties", exhaustive_limit)
+        key = ("properties", exhaustive_limit, pairwise_budget)
         if key not in self._cache:
-            self._cache[key] = check_properties(self, exhaustive_limit=exhaustive_limit)
+            self._cache[key] = check_properties(self, exhaustive_limit=exhaustive_limit,
+                                                pairwise_budget=pairwise_budget)
         return self._cache[key]
 
     def __repr__(self) -> str:

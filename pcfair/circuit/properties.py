@@ -313,7 +313,7 @@ def rightmost_primes_exclusive(c: Circuit, vtree: Vtree) -> bool:
     vs = vtree.scopes
     scopes = c.scopes()
     on_path = vtree.on_rightmost_path
-    plan = None
+    pending: list[tuple[int, int]] = []
     for i in range(c.num_nodes):
         if c.kind[i] != SUM or vt_of[i] < 0 or not on_path[vt_of[i]] or vtree.is_leaf(vt_of[i]):
             continue
@@ -330,40 +330,47 @@ def rightmost_primes_exclusive(c: Circuit, vtree: Vtree) -> bool:
             sa, sb = _allowed_values(c, pa), _allowed_values(c, pb)
             if sa and sb and _syntactically_exclusive(sa, sb):
                 continue
-            if plan is None:
-                from pcfair.inference.quotient import PairPlan
+            pending.append((pa, pb))
+    if pending:
+        from pcfair.inference.quotient import PairPlan
 
-                plan = PairPlan(c, c, vtree, False)
-            if _supports_intersect(plan, pa, pb):
-                return False
+        hits, _ = _intersections(PairPlan(c, c, vtree, False), pending)
+        if any(hits):
+            return False
     return True
 
 
-def _supports_intersect(plan, ta: int, tb: int) -> bool:
-    """Whether two terms of one circuit share a point of positive probability."""
+def _intersections(plan, pairs: list[tuple[int, int]], budget: int | None = None
+                   ) -> tuple[list[bool | None], tuple]:
+    """For pairs of terms of one circuit, whether their supports share a point (one pass).
+
+    Pairs whose compilation would take the plan past ``budget`` entries get ``None``."""
+    roots: list[int | None] = []
+    for a, b in pairs:
+        if budget is not None and plan.num_entries > budget:
+            roots.append(None)
+        else:
+            roots.append(plan.entry(a, b))
     n = plan.p.num_variables
-    root = plan.entry(ta, tb)
-    res = plan.evaluate(root, np.full(n, -1, np.int32), np.full(n, -1, np.int32),
-                        np.ones(n, bool))
-    return res.feasible
+    none = np.full(n, -1, np.int32)
+    state = plan.evaluate_all(none, none, np.ones(n, bool))
+    return [None if r is None else bool(state[1][r]) for r in roots], state
 
 
-def _counterexample(c: Circuit, plan, ta: int, tb: int) -> dict:
-    n = c.num_variables
-    root = plan.entry(ta, tb)
-    res = plan.evaluate(root, np.full(n, -1, np.int32), np.full(n, -1, np.int32),
-                        np.ones(n, bool))
+def _counterexample(c: Circuit, plan, state, ta: int, tb: int) -> dict:
+    res = plan.result(plan.entry(ta, tb), state, np.ones(c.num_variables, bool))
     scope = plan._scope(c, c.scopes(), ta)
     return {c.names[v]: c.variables.domains[v][int(res.assignment[v])] for v in bits(scope)}
 
 
 def _determinism(c: Circuit, structured_vtree: Vtree | None, exhaustive_limit: int,
-                 problems: list[Problem]) -> tuple[bool | None, str | None]:
+                 pairwise_budget: int, problems: list[Problem]) -> tuple[bool | None, str | None]:
     tiers_used: set[str] = set()
     unknown = False
     failed = False
-    plan = None
     n = c.num_nodes
+    pairwise: list[tuple[int, int, int]] = []  # (node, edge x, edge y) for the pairwise tier
+    card = c.variables.cardinalities
     for i in range(c.num_nodes):
         if c.kind[i] != SUM:
             continue
@@ -375,38 +382,40 @@ def _determinism(c: Circuit, structured_vtree: Vtree | None, exhaustive_limit: i
                    if not _syntactically_exclusive(cons[x], cons[y])]
         if not pending:
             tiers_used.add("syntactic")
-            continue
-        if structured_vtree is not None:
-            if plan is None:
-                from pcfair.inference.quotient import PairPlan
-
-                plan = PairPlan(c, c, structured_vtree, False)
-            tiers_used.add("pairwise")
-            for x, y in pending:
-                if _supports_intersect(plan, n + x, n + y):
-                    failed = True
-                    problems.append(Problem(
-                        i, "deterministic",
-                        f"two elements of {c.describe_node(i)} are both non-zero on the "
-                        "counterexample", _counterexample(c, plan, n + x, n + y)))
-                    break
-            continue
-        scope_vars = bits(c.scopes()[i])
-        card = c.variables.cardinalities
-        size = int(np.prod([int(card[v]) for v in scope_vars])) if scope_vars else 1
-        if size <= (1 << exhaustive_limit):
+        elif structured_vtree is not None:
+            pairwise.extend((i, x, y) for x, y in pending)
+        else:
+            scope_vars = bits(c.scopes()[i])
+            size = int(np.prod([int(card[v]) for v in scope_vars])) if scope_vars else 1
+            if size > (1 << exhaustive_limit):
+                unknown = True
+                continue
             tiers_used.add("exhaustive")
-            hit = _exhaustive_overlap(c, i, live, scope_vars, pending)
+            hit = _exhaustive_overlap(c, live, scope_vars, pending)
             if hit is not None:
                 failed = True
                 problems.append(Problem(i, "deterministic", f"two elements of "
                                         f"{c.describe_node(i)} are both non-zero on the "
                                         "counterexample", hit))
-            continue
-        unknown = True
+    if pairwise:
+        from pcfair.inference.quotient import PairPlan
+
+        tiers_used.add("pairwise")
+        plan = PairPlan(c, c, structured_vtree, False)
+        hits, state = _intersections(plan, [(n + x, n + y) for _, x, y in pairwise],
+                                     pairwise_budget)
+        reported: set[int] = set()
+        for (i, x, y), hit in zip(pairwise, hits):
+            if hit is None:
+                unknown = True
+            elif hit and i not in reported:
+                failed = True
+                reported.add(i)
+                problems.append(Problem(
+                    i, "deterministic", f"two elements of {c.describe_node(i)} are both "
+                    "non-zero on the counterexample", _counterexample(c, plan, state, n + x, n + y)))
     if failed:
-        tier = "pairwise" if "pairwise" in tiers_used else "exhaustive"
-        return False, tier
+        return False, "pairwise" if "pairwise" in tiers_used else "exhaustive"
     if unknown:
         return None, None
     for t in ("exhaustive", "pairwise", "syntactic"):
@@ -415,7 +424,7 @@ def _determinism(c: Circuit, structured_vtree: Vtree | None, exhaustive_limit: i
     return True, "syntactic"
 
 
-def _exhaustive_overlap(c: Circuit, node: int, live: list[int], scope_vars: list[int],
+def _exhaustive_overlap(c: Circuit, live: list[int], scope_vars: list[int],
                         pending) -> dict | None:
     from pcfair.inference.marginals import node_log_values
 
@@ -450,7 +459,8 @@ def _normalized(c: Circuit) -> bool:
 
 
 # ------------------------------------------------------------------------------- entry point
-def check_properties(circuit: Circuit, *, exhaustive_limit: int = 16) -> PropertyReport:
+def check_properties(circuit: Circuit, *, exhaustive_limit: int = 16,
+                     pairwise_budget: int = 50_000) -> PropertyReport:
     """Check the structural properties of ``circuit``.
 
     Parameters
@@ -459,6 +469,9 @@ def check_properties(circuit: Circuit, *, exhaustive_limit: int = 16) -> Propert
     exhaustive_limit : int, default 16
         The exhaustive determinism tier enumerates a sum's scope when it has at most
         ``2**exhaustive_limit`` assignments.
+    pairwise_budget : int, default 50000
+        Most node pairs the pairwise determinism tier may compile; element pairs left over
+        are undecided and make ``deterministic`` None (unknown) rather than a guess.
 
     Returns
     -------
@@ -501,7 +514,8 @@ def check_properties(circuit: Circuit, *, exhaustive_limit: int = 16) -> Propert
                 else:
                     vtree, structured = inferred, True
     det_vtree = vtree if (structured and smooth) else None
-    deterministic, tier = _determinism(circuit, det_vtree, exhaustive_limit, problems)
+    deterministic, tier = _determinism(circuit, det_vtree, exhaustive_limit, pairwise_budget,
+                                       problems)
     return PropertyReport(
         smooth=smooth, decomposable=decomposable, deterministic=deterministic,
         determinism_tier=tier, structured_decomposable=structured, vtree=vtree,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pandas as pd
 
 from pcfair.datasets._cache import fetch_file
@@ -14,36 +15,131 @@ from pcfair.errors import DataError
 
 #: Column names, as spelled in ``adult.names``; the last one is the decision.
 ADULT_COLUMNS: tuple[str, ...] = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-    "hours-per-week", "native-country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
 )
 
 #: Categories of the nominal columns, in the order ``adult.names`` lists them. Fixed lists
 #: keep codes identical across the train and test files.
 ADULT_CATEGORIES: dict[str, list[str]] = {
-    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
-                  "State-gov", "Without-pay", "Never-worked"],
-    "education": ["Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm",
-                  "Assoc-voc", "9th", "7th-8th", "12th", "Masters", "1st-4th", "10th",
-                  "Doctorate", "5th-6th", "Preschool"],
-    "marital-status": ["Married-civ-spouse", "Divorced", "Never-married", "Separated",
-                       "Widowed", "Married-spouse-absent", "Married-AF-spouse"],
-    "occupation": ["Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial",
-                   "Prof-specialty", "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical",
-                   "Farming-fishing", "Transport-moving", "Priv-house-serv", "Protective-serv",
-                   "Armed-Forces"],
-    "relationship": ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative",
-                     "Unmarried"],
+    "workclass": [
+        "Private",
+        "Self-emp-not-inc",
+        "Self-emp-inc",
+        "Federal-gov",
+        "Local-gov",
+        "State-gov",
+        "Without-pay",
+        "Never-worked",
+    ],
+    "education": [
+        "Bachelors",
+        "Some-college",
+        "11th",
+        "HS-grad",
+        "Prof-school",
+        "Assoc-acdm",
+        "Assoc-voc",
+        "9th",
+        "7th-8th",
+        "12th",
+        "Masters",
+        "1st-4th",
+        "10th",
+        "Doctorate",
+        "5th-6th",
+        "Preschool",
+    ],
+    "marital-status": [
+        "Married-civ-spouse",
+        "Divorced",
+        "Never-married",
+        "Separated",
+        "Widowed",
+        "Married-spouse-absent",
+        "Married-AF-spouse",
+    ],
+    "occupation": [
+        "Tech-support",
+        "Craft-repair",
+        "Other-service",
+        "Sales",
+        "Exec-managerial",
+        "Prof-specialty",
+        "Handlers-cleaners",
+        "Machine-op-inspct",
+        "Adm-clerical",
+        "Farming-fishing",
+        "Transport-moving",
+        "Priv-house-serv",
+        "Protective-serv",
+        "Armed-Forces",
+    ],
+    "relationship": [
+        "Wife",
+        "Own-child",
+        "Husband",
+        "Not-in-family",
+        "Other-relative",
+        "Unmarried",
+    ],
     "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
     "sex": ["Female", "Male"],
     "native-country": [
-        "United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
-        "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China", "Cuba",
-        "Iran", "Honduras", "Philippines", "Italy", "Poland", "Jamaica", "Vietnam", "Mexico",
-        "Portugal", "Ireland", "France", "Dominican-Republic", "Laos", "Ecuador", "Taiwan",
-        "Haiti", "Columbia", "Hungary", "Guatemala", "Nicaragua", "Scotland", "Thailand",
-        "Yugoslavia", "El-Salvador", "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands",
+        "United-States",
+        "Cambodia",
+        "England",
+        "Puerto-Rico",
+        "Canada",
+        "Germany",
+        "Outlying-US(Guam-USVI-etc)",
+        "India",
+        "Japan",
+        "Greece",
+        "South",
+        "China",
+        "Cuba",
+        "Iran",
+        "Honduras",
+        "Philippines",
+        "Italy",
+        "Poland",
+        "Jamaica",
+        "Vietnam",
+        "Mexico",
+        "Portugal",
+        "Ireland",
+        "France",
+        "Dominican-Republic",
+        "Laos",
+        "Ecuador",
+        "Taiwan",
+        "Haiti",
+        "Columbia",
+        "Hungary",
+        "Guatemala",
+        "Nicaragua",
+        "Scotland",
+        "Thailand",
+        "Yugoslavia",
+        "El-Salvador",
+        "Trinadad&Tobago",
+        "Peru",
+        "Hong",
+        "Holand-Netherlands",
     ],
     "income": ["<=50K", ">50K"],
 }
@@ -89,15 +185,26 @@ def read_adult(path: str | os.PathLike[str], *, test_file: bool = False) -> pd.D
     """
     try:
         frame = pd.read_csv(
-            path, header=None, names=list(ADULT_COLUMNS), skipinitialspace=True,
-            keep_default_na=False, na_values=["?"], skiprows=1 if test_file else 0,
-            dtype=str, skip_blank_lines=True, on_bad_lines="error",
+            path,
+            header=None,
+            names=list(ADULT_COLUMNS),
+            skipinitialspace=True,
+            keep_default_na=False,
+            na_values=["?"],
+            skiprows=1 if test_file else 0,
+            dtype=str,
+            skip_blank_lines=True,
+            on_bad_lines="error",
         )
     except pd.errors.ParserError as exc:
         raise DataError(f"{path} is not a valid Adult file: {exc}") from exc
-    if frame[ADULT_COLUMNS[-1]].isna().any():
-        rows = frame.index[frame[ADULT_COLUMNS[-1]].isna()][:3].tolist()
-        raise DataError(f"{path}: rows {rows} have fewer than {len(ADULT_COLUMNS)} fields")
+    empty = (frame.fillna("?") == "").any(axis=1).to_numpy()
+    if empty.any():
+        rows = (np.flatnonzero(empty)[:3] + 1).tolist()
+        raise DataError(
+            f"{path}: data row(s) {rows} have fewer than {len(ADULT_COLUMNS)} fields "
+            "or an empty field"
+        )
     if test_file:
         frame["income"] = frame["income"].str.rstrip(".")
     for column in _NUMERIC:
@@ -113,8 +220,7 @@ def read_adult(path: str | os.PathLike[str], *, test_file: bool = False) -> pd.D
             raise DataError(
                 f"{path}: column {column!r} has value(s) {unknown[:5]} not listed in adult.names"
             )
-        frame[column] = pd.Categorical(values, categories=categories,
-                                       ordered=column == "income")
+        frame[column] = pd.Categorical(values, categories=categories, ordered=column == "income")
     return frame
 
 
@@ -178,8 +284,9 @@ def fetch_adult(
     parts = ["train", "test"] if subset == "all" else [subset]
     frames = []
     for part in parts:
-        path = fetch_file(_FILES[part], data_home=data_home,
-                          download_if_missing=download_if_missing)
+        path = fetch_file(
+            _FILES[part], data_home=data_home, download_if_missing=download_if_missing
+        )
         frames.append(read_adult(path, test_file=part == "test"))
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if dropna:

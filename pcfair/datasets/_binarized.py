@@ -96,7 +96,9 @@ def _check_binary(frame: pd.DataFrame, csv: str) -> pd.DataFrame:
     for column in frame.columns:
         values = frame[column]
         if values.isna().any():
-            raise DataError(f"{csv}: column {column!r} has {int(values.isna().sum())} missing values")
+            raise DataError(
+                f"{csv}: column {column!r} has {int(values.isna().sum())} missing values"
+            )
         if not pd.api.types.is_integer_dtype(values) or not values.isin([0, 1]).all():
             bad = values[~values.isin([0, 1])].unique()[:5].tolist()
             raise DataError(f"{csv}: column {column!r} is not binary (0/1); found {bad}")
@@ -173,8 +175,9 @@ def load_binarized(
     spec = _SPECS[key]
     csv_path = fetch_file(spec.csv, data_home=data_home, download_if_missing=download_if_missing)
     if spec.net is not None:
-        net_path = fetch_file(spec.net, data_home=data_home,
-                              download_if_missing=download_if_missing)
+        net_path = fetch_file(
+            spec.net, data_home=data_home, download_if_missing=download_if_missing
+        )
         net = read_net_file(net_path)
     else:
         net = None

@@ -138,9 +138,7 @@ def _download(entry: RemoteFile, target: Path, home: Path) -> None:
         )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{entry.name}.", suffix=".part"
-        )
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{entry.name}.", suffix=".part")
     except OSError as exc:
         raise DatasetNotFoundError(
             f"data file {entry.name!r} is not in the cache directory {target.parent}, and that "

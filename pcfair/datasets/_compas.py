@@ -17,9 +17,18 @@ from pcfair.errors import DataError
 _FILE = "raw/compas-scores-two-years.csv"
 
 _DATE_COLUMNS = (
-    "compas_screening_date", "dob", "c_offense_date", "c_arrest_date", "r_offense_date",
-    "vr_offense_date", "screening_date", "v_screening_date", "in_custody", "out_custody",
-    "r_jail_in", "r_jail_out",
+    "compas_screening_date",
+    "dob",
+    "c_offense_date",
+    "c_arrest_date",
+    "r_offense_date",
+    "vr_offense_date",
+    "screening_date",
+    "v_screening_date",
+    "in_custody",
+    "out_custody",
+    "r_jail_in",
+    "r_jail_out",
 )
 _TIMESTAMP_COLUMNS = ("c_jail_in", "c_jail_out")
 
@@ -42,9 +51,20 @@ _CATEGORIES: dict[str, list[str]] = {
 _ORDERED = {"age_cat", "score_text", "v_score_text"}
 _STRING_COLUMNS = ("name", "first", "last", "c_case_number", "r_case_number", "vr_case_number")
 
-_REQUIRED = ("id", "sex", "age", "age_cat", "race", "decile_score", "priors_count",
-             "days_b_screening_arrest", "c_charge_degree", "is_recid", "score_text",
-             "two_year_recid")
+_REQUIRED = (
+    "id",
+    "sex",
+    "age",
+    "age_cat",
+    "race",
+    "decile_score",
+    "priors_count",
+    "days_b_screening_arrest",
+    "c_charge_degree",
+    "is_recid",
+    "score_text",
+    "two_year_recid",
+)
 
 _PREPROCESS = (None, "propublica", "cbs")
 
@@ -55,7 +75,8 @@ def _categorical(values: pd.Series, column: str) -> pd.Series:
     categories = known + seen
     return pd.Series(
         pd.Categorical(values, categories=categories, ordered=column in _ORDERED),
-        index=values.index, name=column,
+        index=values.index,
+        name=column,
     )
 
 

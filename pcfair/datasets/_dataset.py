@@ -69,10 +69,14 @@ class Dataset:
     def __post_init__(self) -> None:
         columns = list(self.frame.columns)
         if self.target not in columns:
-            raise DataError(f"target column {self.target!r} is not in the frame; columns: {columns}")
+            raise DataError(
+                f"target column {self.target!r} is not in the frame; columns: {columns}"
+            )
         missing = [s for s in self.sensitive if s not in columns]
         if missing:
-            raise DataError(f"sensitive column(s) {missing} are not in the frame; columns: {columns}")
+            raise DataError(
+                f"sensitive column(s) {missing} are not in the frame; columns: {columns}"
+            )
         if self.target in self.sensitive:
             raise DataError(f"target column {self.target!r} cannot also be sensitive")
         object.__setattr__(self, "sensitive", list(self.sensitive))

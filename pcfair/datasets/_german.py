@@ -17,17 +17,36 @@ _PREPROCESS = (None, "binarize")
 
 #: Column names of ``german.data`` (the 20 attributes of the UCI documentation, then the class).
 GERMAN_COLUMNS: tuple[str, ...] = (
-    "checking_status", "duration", "credit_history", "purpose", "credit_amount", "savings",
-    "employment", "installment_rate", "personal_status", "other_debtors", "residence_since",
-    "property", "age", "other_installment_plans", "housing", "existing_credits", "job",
-    "num_dependents", "telephone", "foreign_worker", "credit",
+    "checking_status",
+    "duration",
+    "credit_history",
+    "purpose",
+    "credit_amount",
+    "savings",
+    "employment",
+    "installment_rate",
+    "personal_status",
+    "other_debtors",
+    "residence_since",
+    "property",
+    "age",
+    "other_installment_plans",
+    "housing",
+    "existing_credits",
+    "job",
+    "num_dependents",
+    "telephone",
+    "foreign_worker",
+    "credit",
 )
 
 #: The UCI codes of each symbolic attribute and the label pcfair gives them (from the UCI
 #: documentation ``german.doc``). Category order follows the codes.
 GERMAN_CODES: dict[str, dict[str, str]] = {
     "checking_status": {
-        "A11": "< 0 DM", "A12": "0 <= ... < 200 DM", "A13": ">= 200 DM",
+        "A11": "< 0 DM",
+        "A12": "0 <= ... < 200 DM",
+        "A13": ">= 200 DM",
         "A14": "no checking account",
     },
     "credit_history": {
@@ -38,32 +57,51 @@ GERMAN_CODES: dict[str, dict[str, str]] = {
         "A34": "critical account / other credits existing",
     },
     "purpose": {
-        "A40": "car (new)", "A41": "car (used)", "A42": "furniture/equipment",
-        "A43": "radio/television", "A44": "domestic appliances", "A45": "repairs",
-        "A46": "education", "A47": "vacation", "A48": "retraining", "A49": "business",
+        "A40": "car (new)",
+        "A41": "car (used)",
+        "A42": "furniture/equipment",
+        "A43": "radio/television",
+        "A44": "domestic appliances",
+        "A45": "repairs",
+        "A46": "education",
+        "A47": "vacation",
+        "A48": "retraining",
+        "A49": "business",
         "A410": "others",
     },
     "savings": {
-        "A61": "< 100 DM", "A62": "100 <= ... < 500 DM", "A63": "500 <= ... < 1000 DM",
-        "A64": ">= 1000 DM", "A65": "unknown / no savings account",
+        "A61": "< 100 DM",
+        "A62": "100 <= ... < 500 DM",
+        "A63": "500 <= ... < 1000 DM",
+        "A64": ">= 1000 DM",
+        "A65": "unknown / no savings account",
     },
     "employment": {
-        "A71": "unemployed", "A72": "< 1 year", "A73": "1 <= ... < 4 years",
-        "A74": "4 <= ... < 7 years", "A75": ">= 7 years",
+        "A71": "unemployed",
+        "A72": "< 1 year",
+        "A73": "1 <= ... < 4 years",
+        "A74": "4 <= ... < 7 years",
+        "A75": ">= 7 years",
     },
     "personal_status": {
-        "A91": "male: divorced/separated", "A92": "female: divorced/separated/married",
-        "A93": "male: single", "A94": "male: married/widowed", "A95": "female: single",
+        "A91": "male: divorced/separated",
+        "A92": "female: divorced/separated/married",
+        "A93": "male: single",
+        "A94": "male: married/widowed",
+        "A95": "female: single",
     },
     "other_debtors": {"A101": "none", "A102": "co-applicant", "A103": "guarantor"},
     "property": {
-        "A121": "real estate", "A122": "building society savings / life insurance",
-        "A123": "car or other", "A124": "unknown / no property",
+        "A121": "real estate",
+        "A122": "building society savings / life insurance",
+        "A123": "car or other",
+        "A124": "unknown / no property",
     },
     "other_installment_plans": {"A141": "bank", "A142": "stores", "A143": "none"},
     "housing": {"A151": "rent", "A152": "own", "A153": "for free"},
     "job": {
-        "A171": "unemployed / unskilled non-resident", "A172": "unskilled resident",
+        "A171": "unemployed / unskilled non-resident",
+        "A172": "unskilled resident",
         "A173": "skilled employee / official",
         "A174": "management / self-employed / highly qualified",
     },
@@ -72,8 +110,15 @@ GERMAN_CODES: dict[str, dict[str, str]] = {
     "credit": {"1": "good", "2": "bad"},
 }
 
-_NUMERIC = ("duration", "credit_amount", "installment_rate", "residence_since", "age",
-            "existing_credits", "num_dependents")
+_NUMERIC = (
+    "duration",
+    "credit_amount",
+    "installment_rate",
+    "residence_since",
+    "age",
+    "existing_credits",
+    "num_dependents",
+)
 _FEMALE = ("A92", "A95")
 
 

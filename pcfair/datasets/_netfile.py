@@ -88,13 +88,15 @@ def read_net_file(path: str | os.PathLike[str]) -> NetSpec:
         raise FormatError("expected a header line and a target line", path_str, len(lines) or 1)
     header_line, header = records[0]
     if len(header) != 2:
-        raise FormatError(f"header must be '<count> <number>', got {' '.join(header)!r}",
-                          path_str, header_line)
+        raise FormatError(
+            f"header must be '<count> <number>', got {' '.join(header)!r}", path_str, header_line
+        )
     target_line, target_fields = records[1]
     if len(target_fields) != 2:
         raise FormatError(
             f"target line must be '<name> <favourable value>', got {' '.join(target_fields)!r}",
-            path_str, target_line,
+            path_str,
+            target_line,
         )
     target = target_fields[0]
     favorable = _int_field(target_fields[1], "favourable value", path_str, target_line)
@@ -109,8 +111,9 @@ def read_net_file(path: str | os.PathLike[str]) -> NetSpec:
         name, flag_token = fields
         flag = _int_field(flag_token, f"sensitive flag of {name!r}", path_str, line_no)
         if flag not in (0, 1):
-            raise FormatError(f"sensitive flag of {name!r} must be 0 or 1, got {flag}",
-                              path_str, line_no)
+            raise FormatError(
+                f"sensitive flag of {name!r} must be 0 or 1, got {flag}", path_str, line_no
+            )
         if name in seen:
             raise FormatError(f"variable {name!r} is listed twice", path_str, line_no)
         seen.add(name)

@@ -35,9 +35,10 @@ from the date the script was run.
 
 from __future__ import annotations
 
+import numbers
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,7 @@ from pcfair.errors import DataError
 #: one operator key (``"in"``, ``"not in"``, ``">"``, ``">="``, ``"<"``, ``"<="``, ``"=="``,
 #: ``"!="``) and optional ``"column"`` and ``"missing"`` keys, or a callable taking the whole
 #: DataFrame and returning a boolean array.
-Rule = Union[Sequence[Any], set, frozenset, Mapping[str, Any], Callable[[pd.DataFrame], Any]]
+Rule = Sequence[Any] | set | frozenset | Mapping[str, Any] | Callable[[pd.DataFrame], Any]
 
 _COMPARISONS = {
     ">": operator.gt,
@@ -120,16 +121,25 @@ def _apply_rule(frame: pd.DataFrame, out_name: str, rule: Rule, missing: Any) ->
     else:
         compare = _COMPARISONS[op]
         if op in ("==", "!="):
+            if isinstance(values.dtype, pd.CategoricalDtype) and arg not in set(
+                values.cat.categories
+            ):
+                raise DataError(
+                    f"rule for {out_name!r} compares with {arg!r}, which is not a category of "
+                    f"column {column!r}; its categories are {list(values.cat.categories)}"
+                )
             hits = pd.Series(compare(values, arg)).to_numpy(dtype=bool, na_value=False)
         else:
-            if not pd.api.types.is_numeric_dtype(values):
+            if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
                 raise DataError(
                     f"rule for {out_name!r} compares column {column!r} with {op!r}, but the "
                     f"column is not numeric (dtype {values.dtype})"
                 )
-            numbers = values.to_numpy(dtype=float, na_value=np.nan)
+            if isinstance(arg, bool) or not isinstance(arg, numbers.Real):
+                raise DataError(f"rule for {out_name!r}: {op!r} needs a number, got {arg!r}")
+            as_float = values.to_numpy(dtype=float, na_value=np.nan)
             with np.errstate(invalid="ignore"):
-                hits = compare(numbers, float(arg))
+                hits = compare(as_float, float(arg))
     hits = np.array(hits, dtype=bool)
     if is_na.any():
         if not isinstance(rule_missing, str) and rule_missing in (0, 1):
@@ -230,7 +240,7 @@ def discretize(
         Ignored when explicit edges are given.
     labels : sequence, False or None, default None
         ``None``: interval categories; ``False``: integer bin codes ``0..k-1`` (nullable
-        ``Int8``); a sequence of ``k`` labels: those labels.
+        ``Int8``, or ``Int32`` beyond 127 bins); a sequence of ``k`` labels: those labels.
 
     Returns
     -------
@@ -263,9 +273,9 @@ def discretize(
     name = series.name if series.name is not None else "values"
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         raise DataError(f"column {name!r} must be numeric to discretize, got dtype {series.dtype}")
-    numbers = series.to_numpy(dtype=float, na_value=np.nan)
-    present = numbers[~np.isnan(numbers)]
-    if isinstance(bins, (int, np.integer)):
+    as_float = series.to_numpy(dtype=float, na_value=np.nan)
+    present = as_float[~np.isnan(as_float)]
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if bins < 1:
             raise DataError(f"bins must be at least 1, got {bins}")
         if strategy not in ("quantile", "uniform"):
@@ -282,9 +292,15 @@ def discretize(
         if edges.size == 1:  # constant column: one closed bin
             edges = np.array([lo, lo])
     else:
+        if not isinstance(bins, (Sequence, np.ndarray, pd.Index, pd.Series)) or isinstance(
+            bins, str
+        ):
+            raise DataError(f"bins must be an int or a sequence of edges, got {bins!r}")
         edges = np.asarray(list(bins), dtype=float)
         if edges.size < 2 or np.any(np.diff(edges) <= 0):
-            raise DataError(f"bin edges must be at least two strictly increasing numbers, got {list(bins)}")
+            raise DataError(
+                f"bin edges must be at least two strictly increasing numbers, got {list(bins)}"
+            )
         outside = (present < edges[0]) | (present > edges[-1])
         if outside.any():
             raise DataError(
@@ -293,15 +309,16 @@ def discretize(
             )
     n_bins = max(edges.size - 1, 1)
     if edges[0] == edges[-1]:
-        codes = np.where(np.isnan(numbers), -1, 0)
+        codes = np.where(np.isnan(as_float), -1, 0)
         intervals = pd.IntervalIndex.from_arrays([edges[0]], [edges[-1]], closed="both")
     else:
-        codes = np.searchsorted(edges, numbers, side="left") - 1
-        codes[numbers == edges[0]] = 0
-        codes[np.isnan(numbers)] = -1
+        codes = np.searchsorted(edges, as_float, side="left") - 1
+        codes[as_float == edges[0]] = 0
+        codes[np.isnan(as_float)] = -1
         intervals = pd.IntervalIndex.from_breaks(edges, closed="right")
     if labels is False:
-        out = pd.array(np.where(codes < 0, pd.NA, codes), dtype="Int8")
+        dtype = "Int8" if n_bins <= 127 else "Int32"
+        out = pd.array(np.where(codes < 0, pd.NA, codes), dtype=dtype)
         return pd.Series(out, index=series.index, name=series.name)
     if labels is None or labels is True:
         categories: Any = intervals
@@ -319,8 +336,19 @@ def discretize(
 
 #: Columns ProPublica's analysis keeps (plus ``id`` to join back to the raw file).
 PROPUBLICA_COLUMNS: tuple[str, ...] = (
-    "id", "age", "c_charge_degree", "race", "age_cat", "score_text", "sex", "priors_count",
-    "days_b_screening_arrest", "decile_score", "is_recid", "two_year_recid", "c_jail_in",
+    "id",
+    "age",
+    "c_charge_degree",
+    "race",
+    "age_cat",
+    "score_text",
+    "sex",
+    "priors_count",
+    "days_b_screening_arrest",
+    "decile_score",
+    "is_recid",
+    "two_year_recid",
+    "c_jail_in",
     "c_jail_out",
 )
 
@@ -419,7 +447,8 @@ def prepare_compas_cbs(frame: pd.DataFrame) -> pd.DataFrame:
                 categories=["Felony", "Misdemeanor"],
             ),
             "priors": discretize(
-                base["priors_count"], bins=[-np.inf, 0, 5, np.inf],
+                base["priors_count"],
+                bins=[-np.inf, 0, 5, np.inf],
                 labels=["None", "1 to 5", "Over 5"],
             ),
             "decile_score": decile,
@@ -448,8 +477,15 @@ ADULT_RULES: dict[str, Rule] = {
     },
     "fnlwgt": {">": 189778},
     "education": {
-        "in": ["Bachelors", "Some-college", "Prof-school", "Assoc-acdm", "Assoc-voc",
-               "Masters", "Doctorate"],
+        "in": [
+            "Bachelors",
+            "Some-college",
+            "Prof-school",
+            "Assoc-acdm",
+            "Assoc-voc",
+            "Masters",
+            "Doctorate",
+        ],
     },
     "education-num": {">": 10},
     "hours-per-week": {">": 39},
@@ -457,8 +493,14 @@ ADULT_RULES: dict[str, Rule] = {
         "not in": ["Married-civ-spouse", "Married-spouse-absent", "Married-AF-spouse"],
     },
     "occupation": {
-        "in": ["Tech-support", "Sales", "Exec-managerial", "Prof-specialty", "Protective-serv",
-               "Armed-Forces"],
+        "in": [
+            "Tech-support",
+            "Sales",
+            "Exec-managerial",
+            "Prof-specialty",
+            "Protective-serv",
+            "Armed-Forces",
+        ],
         "missing": 0,
     },
     "relationship": {"in": ["Wife", "Husband"]},
@@ -485,9 +527,11 @@ GERMAN_RULES: dict[str, Rule] = {
     "loan_status": {"column": "credit", "in": ["good"]},  # class 1
     "checking_status": {"in": ["0 <= ... < 200 DM", ">= 200 DM"]},  # A12, A13
     "credit_history": {  # not A30, A31, A32
-        "not in": ["no credits taken / all paid back duly",
-                   "all credits at this bank paid back duly",
-                   "existing credits paid back duly till now"],
+        "not in": [
+            "no credits taken / all paid back duly",
+            "all credits at this bank paid back duly",
+            "existing credits paid back duly till now",
+        ],
     },
     "purpose": {  # A40, A41, A45, A46, A49
         "in": ["car (new)", "car (used)", "repairs", "education", "business"],
@@ -500,7 +544,8 @@ GERMAN_RULES: dict[str, Rule] = {
         "in": ["female: divorced/separated/married", "female: single"],
     },
     "marital_status": {  # A93, A95
-        "column": "personal_status", "in": ["male: single", "female: single"],
+        "column": "personal_status",
+        "in": ["male: single", "female: single"],
     },
     "guarantor": {"column": "other_debtors", "not in": ["none", "co-applicant"]},  # A103
     "residence": {"column": "residence_since", "in": [3, 4]},

@@ -28,7 +28,9 @@ def _rng(random_state: int | np.random.Generator | None) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     if random_state is not None and not isinstance(random_state, (int, np.integer)):
-        raise DataError(f"random_state must be an int, a numpy Generator or None, got {random_state!r}")
+        raise DataError(
+            f"random_state must be an int, a numpy Generator or None, got {random_state!r}"
+        )
     return np.random.default_rng(random_state)
 
 
@@ -138,8 +140,10 @@ class PlantedTruth:
         for name, value in checked.items():
             if name not in self._parents:  # independent of everything else
                 factor *= float(self.marginals[name][value])
-        return (float(np.sum(self._joint[index])) * factor,
-                float(np.sum(self._joint_d1[index])) * factor)
+        return (
+            float(np.sum(self._joint[index])) * factor,
+            float(np.sum(self._joint_d1[index])) * factor,
+        )
 
     def probability(self, event: Mapping[str, int]) -> float:
         """Exact probability of a partial assignment of features.
@@ -311,7 +315,7 @@ class PlantedTruth:
         if absent:
             raise DataError(f"frame lacks the column(s) {absent}")
         codes = [frame[p].to_numpy(dtype=np.int64) for p in self._parents]
-        for name, values in zip(self._parents, codes):
+        for name, values in zip(self._parents, codes, strict=True):
             if values.size and (values.min() < 0 or values.max() >= self.arities[name]):
                 raise DataError(f"column {name!r} has values outside 0..{self.arities[name] - 1}")
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -444,7 +448,9 @@ def make_planted(
     if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
         raise DataError(f"n_samples must be a non-negative int, got {n_samples!r}")
     if not 1 <= n_sensitive <= n_features:
-        raise DataError(f"n_sensitive must be between 1 and n_features={n_features}, got {n_sensitive}")
+        raise DataError(
+            f"n_sensitive must be between 1 and n_features={n_features}, got {n_sensitive}"
+        )
     n_nonsensitive = n_features - n_sensitive
     if not 0 <= context_size <= n_nonsensitive:
         raise DataError(
@@ -457,7 +463,7 @@ def make_planted(
     sensitive = [f"S{i + 1}" for i in range(n_sensitive)]
     nonsensitive = [f"N{j + 1}" for j in range(n_nonsensitive)]
     names = sensitive + nonsensitive
-    arity = dict(zip(names, arities))
+    arity = dict(zip(names, arities, strict=True))
     parents = [sensitive[0]] + nonsensitive
     n_states = int(np.prod([arity[p] for p in parents], dtype=np.int64))
     if n_states > MAX_JOINT_STATES:
@@ -487,24 +493,41 @@ def make_planted(
         )
 
     # Joint table over the parents (S1, N1..Nm): P(parents) and P(parents, D=1).
-    grids = np.meshgrid(*[np.arange(arity[p]) for p in parents], indexing="ij")
-    p_parents = np.ones(grids[0].shape)
-    for name, grid in zip(parents, grids):
-        p_parents = p_parents * marginals[name][grid]
-    score = np.full(grids[0].shape, intercept)
-    for name, grid in zip(nonsensitive, grids[1:]):
-        score = score + weights[name][grid]
-    in_pattern = grids[0] == planted_value
+    # Sparse grids broadcast against each other, so only the final tables are full size.
+    shape = tuple(arity[p] for p in parents)
+    grids = np.meshgrid(*[np.arange(a) for a in shape], indexing="ij", sparse=True)
+    p_parents = np.ones(shape)
+    for name, grid in zip(parents, grids, strict=True):
+        p_parents *= marginals[name][grid]
+    score = np.full(shape, intercept)
+    for name, grid in zip(nonsensitive, grids[1:], strict=True):
+        score += weights[name][grid]
+    in_pattern = np.broadcast_to(grids[0] == planted_value, shape)
     for name, value in context.items():
         in_pattern = in_pattern & (grids[1 + nonsensitive.index(name)] == value)
     p_d1 = lo + (hi - lo) * _sigmoid(score) + shift * in_pattern
 
     x = {sensitive[0]: planted_value}
     truth = PlantedTruth(
-        x=x, y=dict(context), delta=0.0, p_d_given_xy=0.0, p_d_given_y=0.0, p_xy=0.0,
-        effect=float(effect), target="D", sensitive=sensitive, nonsensitive=nonsensitive,
-        arities=arity, marginals=marginals, weights=weights, intercept=intercept,
-        lo=lo, hi=hi, shift=shift, _parents=parents, _joint=p_parents,
+        x=x,
+        y=dict(context),
+        delta=0.0,
+        p_d_given_xy=0.0,
+        p_d_given_y=0.0,
+        p_xy=0.0,
+        effect=float(effect),
+        target="D",
+        sensitive=sensitive,
+        nonsensitive=nonsensitive,
+        arities=arity,
+        marginals=marginals,
+        weights=weights,
+        intercept=intercept,
+        lo=lo,
+        hi=hi,
+        shift=shift,
+        _parents=parents,
+        _joint=p_parents,
         _joint_d1=p_parents * p_d1,
     )
     p_d_given_xy = truth.conditional({**x, **context})
@@ -520,6 +543,13 @@ def make_planted(
         f"{n_nonsensitive} non-sensitive categorical features, decision D; planted pattern "
         f"x={x}, y={dict(context)} with exact delta={truth.delta:.6f}."
     )
-    data = Dataset(frame=frame, target="D", favorable=1, sensitive=list(sensitive),
-                   name="planted", description=description, source="synthetic")
+    data = Dataset(
+        frame=frame,
+        target="D",
+        favorable=1,
+        sensitive=list(sensitive),
+        name="planted",
+        description=description,
+        source="synthetic",
+    )
     return data, truth

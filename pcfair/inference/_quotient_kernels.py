@@ -186,3 +186,34 @@ def shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, rightmost_ok, free, 
             allobs[w] = allobs[vt_left[w]] and allobs[vt_right[w]]
         out[w] = allobs[w] or (rightmost_ok and on_rightmost[w] and nonfree[w])
     return out
+
+
+@njit(cache=True)
+def count_plan(e_kind, e_var, e_pnode, e_qnode, opt_ptr, och_ptr, och, p_kind, p_value,
+               p_param_ptr, p_params, q_kind, q_value, q_param_ptr, q_params, card, ev_p, ev_q,
+               out):
+    """Number of completions where both sides are positive (the product circuit's model count
+    over the common support), per entry; exact in float64 below 2**53."""
+    for i in range(e_kind.shape[0]):
+        if e_kind[i] == LEAF:
+            x = e_var[i]
+            c = 0.0
+            if ev_p[x] < 0:
+                for v in range(card[x]):
+                    if (_leaf_logp(p_kind, p_value, p_param_ptr, p_params, e_pnode[i], v) > NEG_INF
+                            and _leaf_logp(q_kind, q_value, q_param_ptr, q_params, e_qnode[i], v)
+                            > NEG_INF):
+                        c += 1.0
+            elif (_leaf_logp(p_kind, p_value, p_param_ptr, p_params, e_pnode[i], ev_p[x]) > NEG_INF
+                  and _leaf_logp(q_kind, q_value, q_param_ptr, q_params, e_qnode[i], ev_q[x])
+                  > NEG_INF):
+                c = 1.0
+            out[i] = c
+        else:
+            s = 0.0
+            for o in range(opt_ptr[i], opt_ptr[i + 1]):
+                t = 1.0
+                for k in range(och_ptr[o], och_ptr[o + 1]):
+                    t *= out[och[k]]
+                s += t
+            out[i] = s

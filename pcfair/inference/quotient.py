@@ -203,13 +203,27 @@ class PairPlan:
             )
         return self._arrays
 
+    def common_support_count(self, root: int, ev_p: np.ndarray, ev_q: np.ndarray) -> float:
+        """Completions (missing values range over their domains) where both sides are
+        positive; exact while below 2**53."""
+        a = self.arrays()
+        out = np.empty(len(a[0]))
+        p, q = self.p, self.q
+        K.count_plan(a[0], a[3], a[1], a[2], a[5], a[7], a[8], p.kind, p.value, p.param_ptr,
+                     p.params, q.kind, q.value, q.param_ptr, q.params, self.card,
+                     np.ascontiguousarray(ev_p, np.int32), np.ascontiguousarray(ev_q, np.int32),
+                     out)
+        return float(out[root])
+
     @property
     def num_entries(self) -> int:
         return len(self._kind)
 
-    def evaluate(self, root: int, ev_p: np.ndarray, ev_q: np.ndarray, free: np.ndarray,
-                 want_assignment: bool = True) -> "QuotientResult":
-        """Evaluate the plan for one evidence (index arrays; ``free`` a boolean mask)."""
+    def evaluate_all(self, ev_p: np.ndarray, ev_q: np.ndarray, free: np.ndarray) -> tuple:
+        """Evaluate every entry for one evidence (index arrays; ``free`` a boolean mask).
+
+        Returns ``(value, feasible, choice, marg_free)`` arrays over the entries.
+        """
         ev_p = np.ascontiguousarray(ev_p, np.int32)
         ev_q = np.ascontiguousarray(ev_q, np.int32)
         free = np.ascontiguousarray(free, np.bool_)
@@ -217,39 +231,45 @@ class PairPlan:
             raise EvidenceError("each variable must be observed on both sides or on neither")
         arrs = self.arrays()
         vt = self.vtree
-        observed = ev_p >= 0
         short = K.shortcut_nodes(vt.left, vt.right, vt.var, vt.on_rightmost_path,
-                                 self.rightmost_ok, free, observed)
-        pe = np.where(free, -1, ev_p).astype(np.int32)
-        qe = np.where(free, -1, ev_q).astype(np.int32)
+                                 self.rightmost_ok, free, ev_p >= 0)
         if short.any():
-            val_p = node_log_values(self.p, pe)
-            val_q = node_log_values(self.q, qe)
+            val_p = node_log_values(self.p, np.where(free, -1, ev_p).astype(np.int32))
+            val_q = node_log_values(self.q, np.where(free, -1, ev_q).astype(np.int32))
         else:
             val_p = val_q = np.zeros(1)
         n = len(arrs[0])
-        out_val = np.empty(n)
-        out_ok = np.empty(n, np.bool_)
-        out_choice = np.empty(n, np.int64)
-        out_mf = np.empty(n, np.bool_)
+        out = (np.empty(n), np.empty(n, np.bool_), np.empty(n, np.int64), np.empty(n, np.bool_))
         p, q = self.p, self.q
         K.evaluate_plan(*arrs, p.kind, p.value, p.param_ptr, p.params, q.kind, q.value,
                         q.param_ptr, q.params, self.card, ev_p, ev_q, free, short, val_p, val_q,
-                        out_val, out_ok, out_choice, out_mf)
+                        *out)
+        return out
+
+    def result(self, root: int, state: tuple, free: np.ndarray,
+               want_assignment: bool = True) -> "QuotientResult":
+        """The :class:`QuotientResult` of entry ``root`` from :meth:`evaluate_all` output."""
+        val, ok, choice, mf = state
         assignment = None
-        if want_assignment and out_ok[root]:
+        if want_assignment and ok[root]:
+            arrs = self.arrays()
             assignment = np.full(len(free), -1, np.int32)
-            K.decode_plan(root, arrs[0], arrs[3], arrs[5], arrs[7], arrs[8], out_choice,
-                          assignment)
+            K.decode_plan(root, arrs[0], arrs[3], arrs[5], arrs[7], arrs[8], choice, assignment)
             assignment[~free] = -1
             # free variables outside the circuit's scope do not matter; give them value 0
             assignment[free & (assignment < 0)] = 0
         return QuotientResult(
-            value=float(out_val[root]) if out_ok[root] else float("-inf"),
-            feasible=bool(out_ok[root]),
-            exact=not bool(out_mf[root]),
+            value=float(val[root]) if ok[root] else float("-inf"),
+            feasible=bool(ok[root]),
+            exact=not bool(mf[root]),
             assignment=assignment,
         )
+
+    def evaluate(self, root: int, ev_p: np.ndarray, ev_q: np.ndarray, free: np.ndarray,
+                 want_assignment: bool = True) -> "QuotientResult":
+        """Evaluate the plan for one evidence and return entry ``root``'s result."""
+        state = self.evaluate_all(ev_p, ev_q, free)
+        return self.result(root, state, np.ascontiguousarray(free, np.bool_), want_assignment)
 
 
 def _vars(scope: int) -> list[int]:
@@ -270,10 +290,14 @@ class QuotientResult:
 
 
 # ------------------------------------------------------------------------- preconditions
-def quotient_structure(circuit: Circuit) -> tuple[Vtree, bool]:
+def quotient_structure(circuit: Circuit, assume_deterministic: bool = False) -> tuple[Vtree, bool]:
     """Check that ``circuit`` supports the pairwise pass; return its vtree and whether the
-    right-most-path shortcut is valid. Raises :class:`StructureError` with the reason."""
-    key = "quotient_structure"
+    right-most-path shortcut is valid. Raises :class:`StructureError` with the reason.
+
+    With ``assume_deterministic`` an undecided determinism check (``None``: too large for the
+    pairwise tier) is taken as declared, e.g. for PSDD files, whose format promises it; a
+    circuit proven non-deterministic is still refused."""
+    key = ("quotient_structure", assume_deterministic)
     if key in circuit._cache:
         return circuit._cache[key]
     rep = circuit.properties()
@@ -284,7 +308,7 @@ def quotient_structure(circuit: Circuit) -> tuple[Vtree, bool]:
         reasons.append("not decomposable")
     if rep.structured_decomposable is not True:
         reasons.append("not structured-decomposable")
-    if rep.deterministic is not True:
+    if rep.deterministic is False or (rep.deterministic is None and not assume_deterministic):
         reasons.append("not deterministic" if rep.deterministic is False
                        else "determinism could not be verified")
     if reasons:
@@ -301,10 +325,10 @@ def quotient_structure(circuit: Circuit) -> tuple[Vtree, bool]:
     return out
 
 
-def self_plan(circuit: Circuit) -> PairPlan:
+def self_plan(circuit: Circuit, assume_deterministic: bool = False) -> PairPlan:
     """The cached plan pairing ``circuit`` with itself (used by the bounds and the certifier)."""
     if "self_plan" not in circuit._cache:
-        vt, ok = quotient_structure(circuit)
+        vt, ok = quotient_structure(circuit, assume_deterministic)
         circuit._cache["self_plan"] = PairPlan(circuit, circuit, vt, ok)
     return circuit._cache["self_plan"]
 
@@ -319,8 +343,8 @@ def _index_set(circuit: Circuit, names, what: str) -> list[int]:
 
 
 def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
-                 marginalized: Sequence | None = None, q_evidence: Mapping | None = None
-                 ) -> QuotientResult:
+                 marginalized: Sequence | None = None, q_evidence: Mapping | None = None,
+                 assume_deterministic: bool = False) -> QuotientResult:
     """max over free assignments of log p(e, u) − log q(e, u) for compatible circuits.
 
     Parameters
@@ -333,12 +357,17 @@ def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
         Variables summed out (the result is then an upper bound unless ``exact``).
     q_evidence : mapping, optional
         Different observed values for ``q`` (same variables as ``evidence``).
+    assume_deterministic : bool, default False
+        Take determinism as declared where the check cannot decide it (see
+        :func:`quotient_structure`).
 
     Returns
     -------
     QuotientResult
         ``value`` is the max log-quotient over the common support; the arg-max is in
-        ``assignment`` (index form).
+        ``assignment`` (index form). With marginalised variables and a ``q`` that is zero
+        somewhere, the sound bound is ``+inf`` (a ratio of sums can exceed every ratio of
+        aligned terms when some terms of ``q`` vanish), and that is what is returned.
 
     Examples
     --------
@@ -352,11 +381,11 @@ def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
     """
     if p.variables != q.variables:
         raise VariableError("the two circuits must have the same variables")
-    vt_p, ok_p = quotient_structure(p)
+    vt_p, ok_p = quotient_structure(p, assume_deterministic)
     if q is p:
         vt_q, ok_q = vt_p, ok_p
     else:
-        vt_q, ok_q = quotient_structure(q)
+        vt_q, ok_q = quotient_structure(q, assume_deterministic)
         if vt_p != vt_q:
             from pcfair.circuit.properties import compatible
 
@@ -376,7 +405,12 @@ def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
     free[marg] = False
     if np.any((ev_p >= 0)[marg]):
         raise VariableError("a variable cannot be both observed and marginalized")
-    return plan.evaluate(root, ev_p, ev_q, free)
+    res = plan.evaluate(root, ev_p, ev_q, free)
+    if marg and res.feasible and not _positive(q):
+        # Σ_z p / Σ_z q is bounded by the common-support maximum only when no completion has
+        # q = 0 < p; without that guarantee the only sound bound is +inf.
+        return QuotientResult(value=float("inf"), feasible=True, exact=False, assignment=None)
+    return res
 
 
 @dataclass(frozen=True)
@@ -435,7 +469,8 @@ def support_counts(circuit: Circuit, ev: np.ndarray) -> float:
 
 def conditional_bounds(circuit: Circuit, decision, evidence: Mapping | None = None, *,
                        favorable=1, free: Sequence | None = None,
-                       marginalized: Sequence | None = None) -> ConditionalBounds:
+                       marginalized: Sequence | None = None,
+                       assume_deterministic: bool = False) -> ConditionalBounds:
     """min and max over free assignments ``u`` of ``P(d | e, u)`` (Lemma 2 of the paper).
 
     ``max_u P(d|e,u) = 1 / (1 + exp(−max_u log[P(d,e,u) / P(¬d,e,u)]))``, the quotient taken by
@@ -457,6 +492,8 @@ def conditional_bounds(circuit: Circuit, decision, evidence: Mapping | None = No
     marginalized : sequence, optional
         Variables summed out. Unless they sit where the pass is exact, the bounds are sound
         but not tight (``exact=False``).
+    assume_deterministic : bool, default False
+        Take determinism as declared where the check cannot decide it.
 
     Returns
     -------
@@ -481,7 +518,7 @@ def conditional_bounds(circuit: Circuit, decision, evidence: Mapping | None = No
     (0.25, 0.6667, {'x': 1})
     """
     d, fav, unfav = decision_evidence(circuit, decision, favorable)
-    plan = self_plan(circuit)
+    plan = self_plan(circuit, assume_deterministic)
     root = plan.entry(circuit.root, circuit.root)
     ev = circuit.evidence_matrix(evidence or {})[0]
     if ev[d] >= 0:
@@ -509,32 +546,42 @@ def conditional_bounds(circuit: Circuit, decision, evidence: Mapping | None = No
     argmax = _decode(circuit, hi.assignment, free_mask) if hi.feasible else None
     argmin = _decode(circuit, lo.assignment, free_mask) if lo.feasible else None
     if not _positive(circuit):
+        # completions (u, z) with P(d,e,u,z) > 0 = P(¬d,e,u,z) make max P(d|e,u) = 1 possible,
+        # and the reverse makes min = 0 possible; the pass only saw the common support
         card = circuit.variables.cardinalities.astype(float)
-        total = float(np.prod(card[ev < 0]))
-        c_all = support_counts(circuit, ev)
-        if c_all == 0:
-            raise EvidenceError(f"the evidence {evidence!r} has probability zero")
+        rest = (ev < 0)
+        rest[d] = False
+        total = float(np.prod(card[rest]))
         c_d = support_counts(circuit, ev_d)
         c_nd = support_counts(circuit, ev_nd)
-        if total >= 2.0**53:
+        if c_d == 0 and c_nd == 0:
+            raise EvidenceError(f"the evidence {evidence!r} has probability zero")
+        if c_nd == 0 or c_d == 0:  # one side vanishes everywhere: P(d|e,u) is constant
+            const = 1.0 if c_nd == 0 else 0.0
+            max_val = min_val = const
+            argmax = argmin = _decode(circuit, np.zeros(len(free_mask), np.int32), free_mask)
+        elif total >= 2.0**53:
             max_val, min_val, argmax, argmin = 1.0, 0.0, None, None
             note = ("the circuit has zero-probability regions and too many completions to "
                     "count exactly; bounds widened to [0, 1]")
         else:
-            if c_d < c_all:
+            both = plan.common_support_count(root, ev_d, ev_nd)
+            if c_nd > both:
                 min_val, argmin = 0.0, None
-                note = "some completion has P(d, e, u) = 0 < P(e, u): min widened to 0"
-            if c_nd < c_all:
+                note = "some completion has P(d, e, u) = 0 < P(¬d, e, u): min widened to 0"
+            if c_d > both:
                 max_val, argmax = 1.0, None
                 note = (note + "; " if note else "") + (
-                    "some completion has P(¬d, e, u) = 0 < P(e, u): max widened to 1")
+                    "some completion has P(¬d, e, u) = 0 < P(d, e, u): max widened to 1")
     if max_val is None or min_val is None:
         raise EvidenceError(f"the evidence {evidence!r} has probability zero")
     prior = circuit.log_marginal(np.array([_row(circuit, d, fav), _row(circuit, d, unfav)]))
     log_odds_prior = prior[1] - prior[0]
     return ConditionalBounds(
         min=min_val, max=max_val, argmin=argmin, argmax=argmax,
-        exact=hi.exact and lo.exact and not note,
+        # without marginalised variables a widened bound is attained (P(d|e,u) = 0 or 1 at a
+        # completion u where one side vanishes), so it stays exact
+        exact=hi.exact and lo.exact and (not note or not marg),
         max_ratio=float(np.exp(hi.value + log_odds_prior)) if hi.feasible else float("inf"),
         min_ratio=float(np.exp(-lo.value + log_odds_prior)) if lo.feasible else 0.0,
         support_note=note,

@@ -30,6 +30,7 @@ from pcfair.audits.avoir.rules import (
     point_truth,
     propagate,
 )
+from pcfair.errors import SpecError
 
 _NAMESPACE = uuid.UUID("5b0c3f0e-59a8-4bb4-9d0e-8f4c1f2a7a11")
 
@@ -93,6 +94,8 @@ class Program:
         self.leaves: list[Expectation] = []
         self.leaf_nodes: list[int] = []
         self._build(spec, None, "0")
+        if not self.leaves:
+            raise SpecError(f"the specification {spec} has no E[...] term to monitor")
         keys: dict[tuple, int] = {}
         self.signatures: list[Expectation] = []
         sig = []
@@ -182,7 +185,9 @@ class Program:
         est = np.atleast_2d(np.asarray(est, dtype=float))
         counts = np.atleast_2d(np.asarray(counts, dtype=float))
         k = est.shape[0]
-        deltas = np.broadcast_to(np.asarray(deltas, dtype=float), est.shape)
+        # a leaf without observations makes no claim: ε = ∞ and δ = 1 (spec §2.2)
+        deltas = np.where(counts > 0, np.broadcast_to(np.asarray(deltas, dtype=float),
+                                                      est.shape), 1.0)
         if eps_override is None:
             eps_leaf = self.widths * np.asarray(bound.epsilon(deltas, counts), dtype=float)
         else:

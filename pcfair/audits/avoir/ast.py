@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,11 +110,87 @@ def _truth(arr: np.ndarray, what: str) -> np.ndarray:
     return arr != 0
 
 
+def _column_array(data: pd.DataFrame, name: str) -> np.ndarray:
+    """A column as numpy: bool, float (NaN for missing) or object (text)."""
+    if name not in data.columns:
+        raise VariableError(
+            f"column {name!r} used by the specification is not in the data; "
+            f"columns are {list(map(str, data.columns))}"
+        )
+    col = data[name]
+    if pd.api.types.is_bool_dtype(col.dtype) and not col.isna().any():
+        return col.to_numpy(dtype=bool)
+    if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+        return col.to_numpy(dtype=float, na_value=np.nan)
+    return col.to_numpy(dtype=object)
+
+
+class ColumnCache:
+    """A batch's columns converted to numpy once, shared by every expression evaluated on it.
+
+    Built from a DataFrame, or from a list of record mappings without going through pandas
+    (the per-call decorator's fast path).
+    """
+
+    def __init__(self, data: pd.DataFrame):
+        self.data = data
+        self._arrays: dict[str, np.ndarray] = {}
+        self._n = len(data)
+
+    @classmethod
+    def from_records(cls, records: list[Mapping]) -> ColumnCache:
+        """Columns of a list of records (mappings of scalars)."""
+        self = cls.__new__(cls)
+        self.data = None
+        self._n = len(records)
+        names: dict[str, None] = {}
+        for rec in records:
+            names.update(dict.fromkeys(rec))
+        self._arrays = {name: _record_column([rec.get(name) for rec in records])
+                        for name in names}
+        return self
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._arrays) if self.data is None else list(self.data.columns)
+
+    def array(self, name: str) -> np.ndarray:
+        if name not in self._arrays:
+            if self.data is None:
+                raise VariableError(
+                    f"column {name!r} used by the specification is not in the data; "
+                    f"columns are {self.columns}")
+            self._arrays[name] = _column_array(self.data, name)
+        return self._arrays[name]
+
+
+def _record_column(values: list) -> np.ndarray:
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        return np.asarray(values, dtype=bool)
+    if all(v is None or (isinstance(v, (int, float, np.integer, np.floating))
+                         and not isinstance(v, (bool, np.bool_))) for v in values):
+        return np.asarray([np.nan if v is None else v for v in values], dtype=float)
+    if any(isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating)) for v in values):
+        if all(v is None or isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating))
+               for v in values):
+            return np.asarray([np.nan if v is None else float(v) for v in values], dtype=float)
+    return np.asarray(values, dtype=object)
+
+
 class Expr:
     """A row expression ``<E>``: evaluated on every record of a batch.
 
     Build one from :class:`Var` and Python operators; comparisons give Boolean expressions and
     ``&``, ``|`` and ``~`` combine them. Use :func:`E` to take its expectation.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import Var
+    >>> (Var("x") + 1 > 2) & ~(Var("s") == "a")
+    x + 1 > 2 & !(s == "a")
     """
 
     __slots__ = ()
@@ -243,17 +319,9 @@ class Var(Expr):
             raise SpecError(f"a variable name must be a non-empty string, got {self.name!r}")
 
     def evaluate(self, data: pd.DataFrame) -> np.ndarray:
-        if self.name not in data.columns:
-            raise VariableError(
-                f"column {self.name!r} used by the specification is not in the data; "
-                f"columns are {list(map(str, data.columns))}"
-            )
-        col = data[self.name]
-        if pd.api.types.is_bool_dtype(col.dtype) and not col.isna().any():
-            return col.to_numpy(dtype=bool)
-        if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
-            return col.to_numpy(dtype=float, na_value=np.nan)
-        return col.to_numpy(dtype=object)
+        if isinstance(data, ColumnCache):
+            return data.array(self.name)
+        return _column_array(data, self.name)
 
     def variables(self) -> set[str]:
         return {self.name}
@@ -325,7 +393,7 @@ class UnaryOp(Expr):
 
     def to_text(self) -> str:
         inner = self.operand.to_text()
-        if self.operand._prec() < self._prec():
+        if self.operand._prec() < self._prec() or (self.op == "!" and self.operand._prec() < 8):
             inner = f"({inner})"
         return f"-{inner}" if self.op == "-" else f"!{inner}"
 
@@ -431,7 +499,14 @@ _FLIP = {">": "<", "<": ">", "==": "==", "!=": "!="}
 
 
 class ETerm:
-    """An expectation-level term: expectations, constants and ``+ - * /`` over them."""
+    """An expectation-level term: expectations, constants and ``+ - * /`` over them.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import E, Var
+    >>> E(Var("r"), given=Var("g") == 1) - E(Var("r"), given=Var("g") == 0)
+    E[r | g == 1] - E[r | g == 0]
+    """
 
     __slots__ = ()
     __hash__ = None
@@ -538,6 +613,13 @@ class Expectation(ETerm):
 
     Use :func:`E` to build one. The estimate is the mean of ``expr`` over the records on which
     ``given`` holds; ``range`` is the declared value range ``(a, b)``.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import E, Var
+    >>> leaf = E(Var("x"), given=Var("x") > 10, range=(0, 100))
+    >>> leaf.width, sorted(leaf.variables())
+    (100.0, ['x'])
     """
 
     expr: Expr
@@ -610,8 +692,8 @@ class Expectation(ETerm):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise DataError(
-                f"{self}: value {vals[i]!r} of {self.expr} at row {i} of the batch is outside "
-                f"the range [{_fmt_number(lo)}, {_fmt_number(hi)}]; the concentration bound "
+                f"{self}: value {float(vals[i])!r} of {self.expr} at row {i} of the batch is "
+                f"outside the range [{lo:g}, {hi:g}]; the concentration bound "
                 "needs bounded values: declare a range with E(..., range=(a, b))"
             )
         return mask, vals
@@ -619,7 +701,14 @@ class Expectation(ETerm):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Constant(ETerm):
-    """A real constant ``c`` in an expectation term; its claim is ``(c, 0, 0)``."""
+    """A real constant ``c`` in an expectation term; its claim is ``(c, 0, 0)``.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import E, Var
+    >>> (2 * E(Var("r"))).left
+    2.0
+    """
 
     value: float
 
@@ -640,7 +729,15 @@ class Constant(ETerm):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class TermOp(ETerm):
-    """``left op right`` for ``op`` in ``+ - * /`` over expectation terms."""
+    """``left op right`` for ``op`` in ``+ - * /`` over expectation terms.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import E, Var
+    >>> term = E(Var("a")) / E(Var("b"))
+    >>> term.op, term.left
+    ('/', E[a])
+    """
 
     op: str
     left: ETerm
@@ -731,7 +828,15 @@ def E(expr: Expr | str | float, given: Expr | str | None = None, *,
 
 
 class Spec:
-    """A specification: a comparison ``<ETerm> op c`` or a Boolean combination of them."""
+    """A specification: a comparison ``<ETerm> op c`` or a Boolean combination of them.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import E, Var
+    >>> psi = (E(Var("r")) > 0.2) & (E(Var("r")) < 0.9)
+    >>> len(psi.leaves()), sorted(psi.variables())
+    (2, ['r'])
+    """
 
     __slots__ = ()
 
@@ -801,7 +906,15 @@ class Spec:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Threshold(Spec):
-    """``term op c`` with ``op`` in ``> < == !=`` (a "specification threshold" node)."""
+    """``term op c`` with ``op`` in ``> < == !=`` (a "specification threshold" node).
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import E, Var
+    >>> t = E(Var("r")) > 0.8
+    >>> t.op, t.c
+    ('>', 0.8)
+    """
 
     term: ETerm
     op: str
@@ -834,7 +947,14 @@ class Threshold(Spec):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class And(Spec):
-    """Conjunction of two specifications (Kleene AND)."""
+    """Conjunction of two specifications (Kleene AND).
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import parse_spec
+    >>> type(parse_spec("(E[a] > 0.1) & (E[b] > 0.1)")).__name__
+    'And'
+    """
 
     left: Spec
     right: Spec
@@ -854,7 +974,14 @@ class And(Spec):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Or(Spec):
-    """Disjunction of two specifications (Kleene OR)."""
+    """Disjunction of two specifications (Kleene OR).
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import parse_spec
+    >>> type(parse_spec("E[a] > 0.1 | E[b] > 0.1")).__name__
+    'Or'
+    """
 
     left: Spec
     right: Spec

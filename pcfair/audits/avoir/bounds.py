@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pcfair.errors import SpecError
 
@@ -45,6 +46,12 @@ class ConcentrationBound(Protocol):
     Implementations work elementwise on numpy arrays of failure probabilities ``delta`` in
     ``[0, 1]`` and sample counts ``n >= 0`` for values in ``[0, 1]``; ``n == 0`` must give
     ``epsilon == inf`` and ``delta == 1``.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import AdaptiveHoeffding, ConcentrationBound
+    >>> isinstance(AdaptiveHoeffding(), ConcentrationBound)
+    True
     """
 
     name: str
@@ -86,7 +93,7 @@ class AdaptiveHoeffding:
         with np.errstate(divide="ignore", invalid="ignore"):
             return 0.6 * np.log(np.log(np.maximum(n, 1.0)) / _LN_1_1 + 1.0)
 
-    def epsilon(self, delta, n):
+    def epsilon(self, delta: ArrayLike, n: ArrayLike):
         """ε(δ, n); ``inf`` where ``n == 0`` or ``delta == 0``."""
         delta = _as_float(delta)
         n = _as_float(n)
@@ -96,7 +103,7 @@ class AdaptiveHoeffding:
         eps = np.where((n <= 0) | (delta <= 0), np.inf, eps)
         return eps if eps.ndim else float(eps)
 
-    def delta(self, epsilon, n):
+    def delta(self, epsilon: ArrayLike, n: ArrayLike):
         """δ(ε, n), capped at 1; ``1`` where ``n == 0``."""
         epsilon = _as_float(epsilon)
         n = _as_float(n)
@@ -106,7 +113,7 @@ class AdaptiveHoeffding:
         d = np.where(np.isinf(epsilon) & (n > 0), 0.0, d)
         return d if d.ndim else float(d)
 
-    def depsilon_dlogdelta(self, delta, n):
+    def depsilon_dlogdelta(self, delta: ArrayLike, n: ArrayLike):
         """dε/d(ln δ) = −(5/18) / (n·ε)."""
         eps = _as_float(self.epsilon(delta, n))
         n = _as_float(n)
@@ -133,7 +140,7 @@ class Hoeffding:
     name: str = "hoeffding"
     time_uniform: bool = False
 
-    def epsilon(self, delta, n):
+    def epsilon(self, delta: ArrayLike, n: ArrayLike):
         """ε = sqrt(ln(2/δ) / (2n)); ``inf`` where ``n == 0`` or ``delta == 0``."""
         delta = _as_float(delta)
         n = _as_float(n)
@@ -142,7 +149,7 @@ class Hoeffding:
         eps = np.where((n <= 0) | (delta <= 0), np.inf, np.where(delta >= 2.0, 0.0, eps))
         return eps if eps.ndim else float(eps)
 
-    def delta(self, epsilon, n):
+    def delta(self, epsilon: ArrayLike, n: ArrayLike):
         """δ = min(1, 2·exp(−2nε²)); ``1`` where ``n == 0``."""
         epsilon = _as_float(epsilon)
         n = _as_float(n)
@@ -151,7 +158,7 @@ class Hoeffding:
         d = np.where(n <= 0, 1.0, np.where(np.isnan(d), 0.0, d))
         return d if d.ndim else float(d)
 
-    def depsilon_dlogdelta(self, delta, n):
+    def depsilon_dlogdelta(self, delta: ArrayLike, n: ArrayLike):
         """dε/d(ln δ) = −1 / (4nε)."""
         eps = _as_float(self.epsilon(delta, n))
         n = _as_float(n)
@@ -219,7 +226,7 @@ def _check_n(n) -> np.ndarray:
     return a
 
 
-def adaptive_hoeffding_epsilon(delta, n):
+def adaptive_hoeffding_epsilon(delta: ArrayLike, n: ArrayLike) -> float | np.ndarray:
     """Half-width ε(δ, n) of the adaptive Hoeffding bound, elementwise.
 
     Parameters
@@ -243,7 +250,7 @@ def adaptive_hoeffding_epsilon(delta, n):
     return BOUNDS["adaptive_hoeffding"].epsilon(_check_delta(delta), _check_n(n))
 
 
-def adaptive_hoeffding_delta(epsilon, n):
+def adaptive_hoeffding_delta(epsilon: ArrayLike, n: ArrayLike) -> float | np.ndarray:
     """Failure probability δ(ε, n) of the adaptive Hoeffding bound, capped at 1.
 
     Parameters

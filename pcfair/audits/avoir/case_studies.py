@@ -12,8 +12,10 @@ are (a single pass, no shuffling):
   ``score_text != "N/A"``), 6172 rows. ``hrisk = decile_score > 3`` as in the authors' code
   (ProPublica's "not Low" is ``decile_score >= 5``), ``recid = two_year_recid``.
 
-The raw files are read from ``$PCFAIR_DATA/raw`` (or a directory passed in); nothing is
-downloaded. The specification texts of the paper are module constants.
+The raw files are read from ``$PCFAIR_DATA/raw`` (or a directory passed in), the layout of
+:mod:`pcfair.datasets`' cache; nothing is downloaded. A table already loaded (for example with
+``pcfair.datasets.fetch_adult``) can be passed instead. The specification texts of the paper are
+module constants.
 
 Notes
 -----
@@ -89,13 +91,25 @@ def _raw_file(name: str, data_dir: str | os.PathLike | None) -> Path:
     raise DataError(f"{name} is not in {base / 'raw'} (nor in {base})")
 
 
-def adult_federal_view(data_dir: str | os.PathLike | None = None) -> pd.DataFrame:
+def _read_adult(data) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        missing = {"workclass", "race", "sex", "income"} - set(data.columns)
+        if missing:
+            raise DataError(f"the Adult table lacks the columns {sorted(missing)}")
+        return data
+    path = _raw_file("adult.data", data)
+    return pd.read_csv(path, header=None, names=_ADULT_COLUMNS, skipinitialspace=True,
+                       na_values="?", dtype=str)
+
+
+def adult_federal_view(data: pd.DataFrame | str | os.PathLike | None = None) -> pd.DataFrame:
     """The Adult federal-employee view of the paper's §3.2 (960 rows, file order).
 
     Parameters
     ----------
-    data_dir : path, optional
-        Directory with ``raw/adult.data``; defaults to ``$PCFAIR_DATA``.
+    data : DataFrame or path, optional
+        The Adult training table with its raw columns (e.g. ``pcfair.datasets.fetch_adult()
+        .frame``), or a directory holding ``raw/adult.data``; default ``$PCFAIR_DATA``.
 
     Returns
     -------
@@ -106,7 +120,7 @@ def adult_federal_view(data_dir: str | os.PathLike | None = None) -> pd.DataFram
     Raises
     ------
     DataError
-        If the raw file cannot be found.
+        If the raw file cannot be found or the table lacks a column.
 
     Examples
     --------
@@ -115,31 +129,33 @@ def adult_federal_view(data_dir: str | os.PathLike | None = None) -> pd.DataFram
     >>> len(view)  # doctest: +SKIP
     960
     """
-    path = _raw_file("adult.data", data_dir)
-    raw = pd.read_csv(path, header=None, names=_ADULT_COLUMNS, skipinitialspace=True,
-                      na_values="?", dtype=str)
-    raw = raw.dropna(subset=["workclass", "income"])
-    view = raw[raw["workclass"] == "Federal-gov"].reset_index(drop=True)
+    raw = _read_adult(data)
+    raw = raw[raw["workclass"].notna() & raw["income"].notna()]
+    view = raw[raw["workclass"].astype(str).str.strip() == "Federal-gov"].reset_index(drop=True)
+    race = view["race"].astype(str).str.strip()
+    income = view["income"].astype(str).str.strip().str.rstrip(".")
     out = pd.DataFrame({
         "age": view["age"].astype(int),
-        "education": view["education"],
-        "race": np.where(view["race"] == "White", "W", view["race"]),
-        "sex": view["sex"].map({"Male": "M", "Female": "F"}),
-        "income": view["income"],
+        "education": view["education"].astype(str).str.strip(),
+        "race": np.where(race == "White", "W", race),
+        "sex": view["sex"].astype(str).str.strip().map({"Male": "M", "Female": "F"}),
+        "income": income,
     })
     if out["sex"].isna().any():
-        raise DataError(f"{path}: unexpected values in the sex column")
-    out["h"] = (view["income"].str.rstrip(".") == ">50K").astype(int)
+        raise DataError("unexpected values in the Adult sex column (expected Male/Female)")
+    out["h"] = (income == ">50K").astype(int)
     return out
 
 
-def compas_view(data_dir: str | os.PathLike | None = None) -> pd.DataFrame:
+def compas_view(data: pd.DataFrame | str | os.PathLike | None = None) -> pd.DataFrame:
     """ProPublica's filtered COMPAS view (6172 rows, file order) with ``hrisk`` and ``recid``.
 
     Parameters
     ----------
-    data_dir : path, optional
-        Directory with ``raw/compas-scores-two-years.csv``; defaults to ``$PCFAIR_DATA``.
+    data : DataFrame or path, optional
+        The ``compas-scores-two-years`` table (raw, or already ProPublica-filtered as by
+        ``pcfair.datasets.fetch_compas(preprocess="propublica")``), or a directory holding
+        ``raw/compas-scores-two-years.csv``; default ``$PCFAIR_DATA``.
 
     Returns
     -------
@@ -153,8 +169,15 @@ def compas_view(data_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     >>> len(compas_view())  # doctest: +SKIP
     6172
     """
-    path = _raw_file("compas-scores-two-years.csv", data_dir)
-    raw = pd.read_csv(path)
+    if isinstance(data, pd.DataFrame):
+        raw = data
+    else:
+        raw = pd.read_csv(_raw_file("compas-scores-two-years.csv", data))
+    needed = {"days_b_screening_arrest", "is_recid", "c_charge_degree", "score_text",
+              "decile_score", "two_year_recid", "race", "sex", "age"}
+    missing = needed - set(raw.columns)
+    if missing:
+        raise DataError(f"the COMPAS table lacks the columns {sorted(missing)}")
     keep = (
         (raw["days_b_screening_arrest"] <= 30)
         & (raw["days_b_screening_arrest"] >= -30)
@@ -165,11 +188,11 @@ def compas_view(data_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     )
     view = raw[keep].reset_index(drop=True)
     return pd.DataFrame({
-        "race": view["race"],
-        "sex": view["sex"],
-        "age": view["age"],
+        "race": view["race"].astype(str),
+        "sex": view["sex"].astype(str),
+        "age": view["age"].astype(int),
         "decile_score": view["decile_score"].astype(int),
-        "score_text": view["score_text"],
+        "score_text": view["score_text"].astype(str),
         "two_year_recid": view["two_year_recid"].astype(int),
         "hrisk": (view["decile_score"] > 3).astype(int),
         "recid": view["two_year_recid"].astype(int),

@@ -18,6 +18,15 @@ class SpecSyntaxError(SpecError):
         0-based character offset of the offending token.
     reason : str
         The message without the pointer lines.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import SpecSyntaxError, parse_spec
+    >>> try:
+    ...     parse_spec("E[r] >= 0.5")
+    ... except SpecSyntaxError as err:
+    ...     print(err.position)
+    5
     """
 
     def __init__(self, message: str, text: str, position: int):
@@ -29,4 +38,14 @@ class SpecSyntaxError(SpecError):
 
 
 class MonitorSettingError(PCFairError, ValueError):
-    """A monitor setting (Δ, split, batch size, bound...) is out of its allowed range."""
+    """A monitor setting (Δ, split, batch size, bound...) is out of its allowed range.
+
+    Examples
+    --------
+    >>> from pcfair.audits.avoir import Monitor, MonitorSettingError
+    >>> try:
+    ...     Monitor("E[r] > 0.5", delta=2)
+    ... except MonitorSettingError as err:
+    ...     print("delta" in str(err))
+    True
+    """

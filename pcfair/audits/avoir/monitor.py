@@ -33,15 +33,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
+from pcfair.audits.avoir._kernels import upsert_cumulative
 from pcfair.audits.avoir._program import Evaluation, Program
-from pcfair.audits.avoir.ast import Spec, parse_spec
+from pcfair.audits.avoir.ast import ColumnCache, Spec, parse_spec
 from pcfair.audits.avoir.bounds import ConcentrationBound, get_bound
 from pcfair.audits.avoir.errors import MonitorSettingError
 from pcfair.audits.avoir.opt import SPLITS, Allocation, _allocate, _check_budget
@@ -56,7 +57,7 @@ def _truth_obj(code) -> bool | None:
     return None if code == UNDETERMINED else bool(code)
 
 
-def as_frame(records) -> pd.DataFrame:
+def as_frame(records: pd.DataFrame | Mapping | Sequence[Mapping]) -> pd.DataFrame:
     """Turn one record or a batch of records into a DataFrame.
 
     Accepts a DataFrame, a Series or a mapping of scalars (one record), a mapping of columns,
@@ -103,6 +104,14 @@ class MonitorResult:
         before a verdict.
     allocation : numpy.ndarray or None
         δ*_i per leaf occurrence, frozen at the verdict.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.audits.avoir import Monitor
+    >>> res = Monitor("E[r] < 0.5").update(pd.DataFrame({"r": [0] * 50}))
+    >>> res.verdict, res.stop, res.leaves["n"].tolist()
+    (True, 25, [50])
     """
 
     verdict: bool | None
@@ -124,7 +133,7 @@ class MonitorResult:
 
         Columns: ``node`` (pre-order index), ``id``, ``parent_id``, ``type``, ``repr``, ``value``,
         ``epsilon``, ``delta``, ``lower``, ``upper``, ``n`` (leaves), ``threshold`` (comparisons)
-        and ``truth`` (True/False/None on specification nodes).
+        ``truth`` (True/False/None on specification nodes) and ``determined``.
         """
         return _node_frame(self._program, self._evaluation, self._counts, 0)
 
@@ -170,7 +179,7 @@ class MonitorResult:
 
 
 def _json_value(v):
-    if v is None:
+    if v is None or v is pd.NA:
         return None
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
@@ -202,8 +211,11 @@ def _node_frame(prog: Program, ev: Evaluation, counts: np.ndarray, row: int) -> 
             "n": int(counts[row, node.leaf]) if node.kind == "leaf" else None,
             "threshold": node.c if node.kind == "cmp" else None,
             "truth": _truth_obj(ev.truth[row, i]) if node.is_spec else None,
+            "determined": (int(ev.truth[row, i]) != UNDETERMINED) if node.is_spec else None,
         })
-    return pd.DataFrame.from_records(recs)
+    frame = pd.DataFrame.from_records(recs)
+    frame["n"] = frame["n"].astype("Int64")
+    return frame
 
 
 class Monitor:
@@ -298,7 +310,10 @@ class Monitor:
         self._n_checks = 0
         self._stop: int | None = None
         self._alloc: Allocation | None = None
-        self._keys: dict = {}
+        self._key_index: dict = {}
+        self._store_mask = np.zeros((0, n_sig))
+        self._store_contrib = np.zeros((0, n_sig))
+        self._present = np.zeros(0, dtype=np.bool_)
         self._hist: list[tuple] = []
 
     @property
@@ -354,10 +369,11 @@ class Monitor:
         return None, None
 
     # feeding ----------------------------------------------------------------------------------
-    def _observe(self, df: pd.DataFrame):
+    def _observe(self, df):
         masks, vals = [], []
+        columns = df if isinstance(df, ColumnCache) else ColumnCache(df)
         for sig in self.program.signatures:
-            m, v = sig.observe(df)
+            m, v = sig.observe(columns)
             masks.append(m)
             vals.append(v)
         return np.column_stack(masks), np.column_stack(vals)
@@ -373,29 +389,40 @@ class Monitor:
         if key not in df.columns:
             raise DataError(f"key column {key!r} is not in the data; columns are "
                             f"{list(map(str, df.columns))}")
-        keys = df[key].to_numpy()
-        rows = len(df)
-        sums = np.empty((rows, masks.shape[1]))
-        counts = np.empty((rows, masks.shape[1]))
-        s, c = self._sum.copy(), self._count.copy()
-        overlay: dict = {}
-        updates = []
-        for i in range(rows):
-            k = keys[i]
-            try:
-                old = overlay[k] if k in overlay else self._keys.get(k)
-            except TypeError as err:
-                raise DataError(f"key column {key!r} holds an unhashable value {k!r}") from err
-            if old is not None:
-                s -= old[1]
-                c -= old[0]
-            new = (masks[i].astype(float), contrib[i])
-            s += new[1]
-            c += new[0]
-            overlay[k] = new
-            updates.append((k, new))
-            sums[i], counts[i] = s, c
-        return sums, counts, updates
+        try:
+            codes, uniques = pd.factorize(df[key], use_na_sentinel=True)
+        except TypeError as err:
+            raise DataError(f"key column {key!r} holds unhashable values") from err
+        if (codes < 0).any():
+            raise DataError(f"key column {key!r} has missing values at rows "
+                            f"{np.flatnonzero(codes < 0)[:5].tolist()}")
+        index = self._key_index
+        ids = np.asarray([index.setdefault(k, len(index)) for k in uniques], dtype=np.int64)[codes]
+        self._grow_store(len(index))
+        store = (self._store_mask.copy(), self._store_contrib.copy(), self._present.copy())
+        sums, counts = upsert_cumulative(ids, masks, contrib, *store, self._sum, self._count)
+        return sums, counts, (ids, masks, contrib, store)
+
+    def _grow_store(self, size: int) -> None:
+        if size <= self._present.size:
+            return
+        cap = max(size, 2 * self._present.size, 64)
+        n_sig = len(self.program.signatures)
+        mask = np.zeros((cap, n_sig))
+        contrib = np.zeros((cap, n_sig))
+        present = np.zeros(cap, dtype=np.bool_)
+        k = self._present.size
+        mask[:k], contrib[:k], present[:k] = self._store_mask, self._store_contrib, self._present
+        self._store_mask, self._store_contrib, self._present = mask, contrib, present
+
+    def _commit_keys(self, updates, consumed: int) -> None:
+        ids, masks, contrib, store = updates
+        if consumed == ids.size:
+            self._store_mask, self._store_contrib, self._present = store
+        else:  # replay only the consumed rows on the committed store
+            upsert_cumulative(ids[:consumed], masks[:consumed], contrib[:consumed],
+                              self._store_mask, self._store_contrib, self._present,
+                              self._sum, self._count)
 
     def _process(self, df: pd.DataFrame, key: str | None, until_verdict: bool) -> int:
         rows = len(df)
@@ -425,16 +452,16 @@ class Monitor:
             else:
                 self._hist = [(t[check_rows][-1:], _last_row(ev), cnt[-1:])]
             self._n_checks += int(check_rows.size)
+        if updates is not None:
+            self._commit_keys(updates, consumed)
         last = consumed - 1
         self._sum = sums[last].copy()
         self._count = counts[last].copy()
         self._t += consumed
-        if updates is not None:
-            for k, new in updates[:consumed]:
-                self._keys[k] = new
         return consumed
 
-    def update(self, records, *, key: str | None = None) -> MonitorResult:
+    def update(self, records: pd.DataFrame | Mapping | Sequence[Mapping], *,
+               key: str | None = None) -> MonitorResult:
         """Observe one record or a batch of records and return the current state.
 
         Parameters
@@ -471,17 +498,19 @@ class Monitor:
     #: Alias of :meth:`update` (the spec's name).
     feed = update
 
-    def delete(self, keys) -> MonitorResult:
+    def delete(self, keys: Hashable | Sequence[Hashable]) -> MonitorResult:
         """Retract the contributions of previously observed keys (``update(..., key=...)``)."""
         for k in np.atleast_1d(np.asarray(keys, dtype=object)):
-            old = self._keys.pop(k, None)
-            if old is None:
+            i = self._key_index.get(k)
+            if i is None or not self._present[i]:
                 raise DataError(f"key {k!r} was never observed, so it cannot be deleted")
-            self._count -= old[0]
-            self._sum -= old[1]
+            self._count = self._count - self._store_mask[i]
+            self._sum = self._sum - self._store_contrib[i]
+            self._present[i] = False
         return self.result()
 
-    def run(self, stream, *, until_verdict: bool = True, chunk_size: int | None = None,
+    def run(self, stream: pd.DataFrame | Iterable, *, until_verdict: bool = True,
+            chunk_size: int | None = None,
             key: str | None = None) -> MonitorResult:
         """Replay a stream and return the state at the verdict (or at the end).
 
@@ -507,7 +536,7 @@ class Monitor:
         >>> from pcfair.audits.avoir import Monitor
         >>> res = Monitor("E[r] > 0.5", delta=0.1).run(pd.DataFrame({"r": [1] * 200}))
         >>> res.verdict, res.stop
-        (True, 20)
+        (True, 25)
         """
         if isinstance(stream, pd.DataFrame):
             if chunk_size is None:
@@ -571,18 +600,47 @@ class Monitor:
         """One row per check and node: ``check``, ``n_observed`` and the node columns of
         :attr:`MonitorResult.terms` (plus ``charged``, the δ charged to a verdict)."""
         t, ev, counts = self.history_arrays()
-        frames = []
-        for row in range(t.size):
-            f = _node_frame(self.program, ev, counts, row)
-            f.insert(0, "n_observed", int(t[row]))
-            f.insert(0, "check", row + 1)
-            f["charged"] = ev.charged[row]
-            frames.append(f)
-        if not frames:
-            cols = ["check", "n_observed", "node", "id", "parent_id", "type", "repr", "value",
-                    "epsilon", "delta", "lower", "upper", "n", "threshold", "truth", "charged"]
-            return pd.DataFrame(columns=cols)
-        return pd.concat(frames, ignore_index=True)
+        prog = self.program
+        k, n_nodes = t.size, len(prog.nodes)
+        spec_level = np.array([n.kind in ("and", "or") for n in prog.nodes])
+        value = np.where(spec_level, np.nan, ev.value)
+        eps = np.where(spec_level, np.nan, ev.epsilon)
+        leaf_col = np.array([-1 if n.leaf is None else n.leaf for n in prog.nodes])
+        n_col = np.full((k, n_nodes), -1, dtype=np.int64)
+        is_leaf = leaf_col >= 0
+        if k:
+            n_col[:, is_leaf] = counts[:, leaf_col[is_leaf]]
+        truth_codes = ev.truth.astype(int)
+        truth = np.empty((k, n_nodes), dtype=object)
+        truth[:] = None
+        is_spec = np.array([n.is_spec for n in prog.nodes])
+        truth[(truth_codes == 1) & is_spec] = True
+        truth[(truth_codes == 0) & is_spec] = False
+        with np.errstate(invalid="ignore"):
+            lower, upper = value - eps, value + eps
+        frame = pd.DataFrame({
+            "check": np.repeat(np.arange(1, k + 1), n_nodes),
+            "n_observed": np.repeat(t.astype(np.int64), n_nodes),
+            "node": np.tile(np.arange(n_nodes), k),
+            "id": np.tile([n.id for n in prog.nodes], k),
+            "parent_id": np.tile(np.array([None if n.parent is None else prog.nodes[n.parent].id
+                                           for n in prog.nodes], dtype=object), k),
+            "type": np.tile([n.type for n in prog.nodes], k),
+            "repr": np.tile([n.obj.to_text() for n in prog.nodes], k),
+            "value": value.ravel(),
+            "epsilon": eps.ravel(),
+            "delta": ev.delta.ravel(),
+            "lower": lower.ravel(),
+            "upper": upper.ravel(),
+            "n": pd.array(np.where(n_col.ravel() >= 0, n_col.ravel(), 0), dtype="Int64"),
+            "threshold": np.tile(np.array([n.c if n.kind == "cmp" else np.nan
+                                           for n in prog.nodes]), k),
+            "truth": truth.ravel(),
+            "determined": np.where(is_spec, truth_codes != UNDETERMINED, None).ravel(),
+            "charged": np.where(is_spec, ev.charged, np.nan).ravel(),
+        })
+        frame.loc[np.tile(~is_leaf, k), "n"] = pd.NA
+        return frame
 
 
 def _last_row(ev: Evaluation) -> Evaluation:
@@ -602,7 +660,8 @@ def _predict(model, X: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def monitor_model(model, X_stream, spec: Spec | str, *, output: str = "r",
+def monitor_model(model: Callable | object, X_stream: pd.DataFrame | Iterable[pd.DataFrame],
+                  spec: Spec | str, *, output: str = "r",
                   chunk_size: int = 100, until_verdict: bool = True, **options) -> MonitorResult:
     """Monitor a black-box model: call it on each batch, add its output as column ``output``.
 
@@ -636,7 +695,8 @@ def monitor_model(model, X_stream, spec: Spec | str, *, output: str = "r",
     """
     monitor = Monitor(spec, **options)
     if isinstance(X_stream, pd.DataFrame):
-        X_stream = (X_stream.iloc[i:i + chunk_size] for i in range(0, len(X_stream), chunk_size))
+        frame = X_stream
+        X_stream = (frame.iloc[i:i + chunk_size] for i in range(0, len(frame), chunk_size))
     for X in X_stream:
         X = as_frame(X)
         batch = X.copy()
@@ -652,8 +712,11 @@ def spec(psi: Spec | str, *, output: str = "r", batched: bool = False,
     """Decorator: monitor a decision function's outputs as it is called.
 
     Every call binds the function's arguments by name and its return value (as column
-    ``output``) into one record and feeds it to a :class:`Monitor`, reachable as
-    ``func.monitor``. With ``batched=True`` the function takes a DataFrame and returns one
+    ``output``) into one record for a :class:`Monitor`. Records are handed to the monitor in
+    groups that end on its check boundaries (every ``optimize_every`` calls), which gives the
+    same verdicts and stop times as feeding each call at once; ``func.result()`` flushes the
+    pending records and returns the current :class:`MonitorResult`, and ``func.monitor`` is the
+    monitor itself. With ``batched=True`` the function takes a DataFrame and returns one
     decision per row, and each call feeds the whole batch.
 
     Parameters
@@ -674,10 +737,21 @@ def spec(psi: Spec | str, *, output: str = "r", batched: bool = False,
     ...     return int(score > 0.5)
     >>> for i in range(200):
     ...     _ = hire("F" if i % 2 else "M", (i % 10) / 10)
-    >>> hire.monitor.result().n_observed
+    >>> hire.result().n_observed
     200
     """
     monitor = Monitor(psi, **options)
+    pending: list[dict] = []
+
+    def flush() -> None:
+        if pending:
+            records = list(pending)
+            pending.clear()
+            monitor._process(ColumnCache.from_records(records), None, until_verdict=False)
+
+    def result() -> MonitorResult:
+        flush()
+        return monitor.result()
 
     def decorate(func: Callable) -> Callable:
         signature = inspect.signature(func)
@@ -691,22 +765,27 @@ def spec(psi: Spec | str, *, output: str = "r", batched: bool = False,
                     raise DataError("a batched monitored function takes exactly one DataFrame")
                 batch = frames[0].copy()
                 batch[output] = _predict(lambda _X: out, batch)
+                flush()
                 monitor.update(batch)
-            else:
-                bound = signature.bind(*args, **kwargs)
-                bound.apply_defaults()
-                record = {}
-                for name, value in bound.arguments.items():
-                    kind = signature.parameters[name].kind
-                    if kind == inspect.Parameter.VAR_KEYWORD:
-                        record.update(value)
-                    elif kind != inspect.Parameter.VAR_POSITIONAL:
-                        record[name] = value
-                record[output] = out
-                monitor.update(record)
+                return out
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            record = {}
+            for name, value in bound.arguments.items():
+                kind = signature.parameters[name].kind
+                if kind == inspect.Parameter.VAR_KEYWORD:
+                    record.update(value)
+                elif kind != inspect.Parameter.VAR_POSITIONAL:
+                    record[name] = value
+            record[output] = out
+            pending.append(record)
+            if (monitor.n_observed + len(pending)) % monitor.optimize_every == 0:
+                flush()
             return out
 
         wrapper.monitor = monitor
+        wrapper.flush = flush
+        wrapper.result = result
         return wrapper
 
     return decorate

@@ -53,6 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pcfair.audits.avoir.errors import MonitorSettingError
 
@@ -81,7 +82,9 @@ def _cap(d):
     return np.minimum(d, 1.0)
 
 
-def propagate(op: str, va, ea, da, vb, eb, db, *, finite: bool = False):
+def propagate(op: str, va: ArrayLike, ea: ArrayLike, da: ArrayLike, vb: ArrayLike,
+              eb: ArrayLike, db: ArrayLike, *, finite: bool = False
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Apply one binary propagation rule elementwise.
 
     Parameters
@@ -135,7 +138,7 @@ def propagate(op: str, va, ea, da, vb, eb, db, *, finite: bool = False):
     return value, eps, delta
 
 
-def margin(op: str, value, c: float, side) -> np.ndarray:
+def margin(op: str, value: ArrayLike, c: float, side: ArrayLike) -> np.ndarray:
     """Signed room between the point estimate and the threshold for proving ``side``.
 
     A comparison ``term op c`` is proved to have truth ``side`` exactly when
@@ -163,7 +166,7 @@ def margin(op: str, value, c: float, side) -> np.ndarray:
     return np.where(np.isnan(out), -np.inf, out)
 
 
-def point_truth(op: str, value, c: float) -> np.ndarray:
+def point_truth(op: str, value: ArrayLike, c: float) -> np.ndarray:
     """Truth of ``value op c`` at the point estimate (bool array; NaN compares False)."""
     value = np.asarray(value, dtype=float)
     with np.errstate(invalid="ignore"):
@@ -178,7 +181,8 @@ def point_truth(op: str, value, c: float) -> np.ndarray:
     raise MonitorSettingError(f"unknown comparison {op!r}; expected one of {_COMPARISONS}")
 
 
-def compare_arrays(op: str, value, eps, c: float, tol: float = DEFAULT_TOL) -> np.ndarray:
+def compare_arrays(op: str, value: ArrayLike, eps: ArrayLike, c: float,
+                   tol: float = DEFAULT_TOL) -> np.ndarray:
     """Three-valued verdicts of ``term op c`` elementwise, as int8 codes (1, 0, -1)."""
     value = np.asarray(value, dtype=float)
     eps = np.asarray(eps, dtype=float)
@@ -211,7 +215,8 @@ def _kleene(op: str, ta, da, tb, db, charge: str):
     return truth.astype(np.int8), charged
 
 
-def kleene_and(ta, da, tb, db, charge: str = "used"):
+def kleene_and(ta: ArrayLike, da: ArrayLike, tb: ArrayLike, db: ArrayLike,
+               charge: str = "used") -> tuple[np.ndarray, np.ndarray]:
     """Kleene AND of two verdicts with their charged failure probabilities.
 
     Parameters
@@ -239,7 +244,8 @@ def kleene_and(ta, da, tb, db, charge: str = "used"):
     return _kleene("&", ta, da, tb, db, charge)
 
 
-def kleene_or(ta, da, tb, db, charge: str = "used"):
+def kleene_or(ta: ArrayLike, da: ArrayLike, tb: ArrayLike, db: ArrayLike,
+              charge: str = "used") -> tuple[np.ndarray, np.ndarray]:
     """Kleene OR of two verdicts with their charged failure probabilities.
 
     Examples

@@ -1,0 +1,74 @@
+"""Conditional Bias Scan (CBS): find the subgroup of a protected class where a classifier is most
+biased, for any group-fairness definition of separation or sufficiency type.
+
+Port of Boxer, McFowland III and Neill, *Auditing Predictive Models for Intersectional
+Biases* (arXiv 2306.13064), written from the paper and ``specs/cbs.md``.
+
+- :func:`conditional_bias_scan` runs the whole method on a DataFrame and returns a
+  :class:`CBSResult`; :func:`cbs_audit` runs it for every protected value (paper Table 4).
+- :data:`DEFINITIONS` names every fairness definition of the paper's Table 1.
+- Building blocks: :func:`estimate_expectations` (Î by propensity re-weighting), the scores
+  :class:`BernoulliScore` and :class:`GaussianLogitShiftScore`, the subset scan
+  (:func:`scan`, :func:`coordinate_step`, :func:`score_subgroup`, :class:`SubsetScanner`) and
+  the permutation p-value (:func:`permutation_pvalue`).
+- Preprocessing and models: :func:`discretize`, :func:`as_predict_function`,
+  :func:`circuit_predictor`, :func:`circuit_propensity`.
+- The paper's experiments: :func:`make_semisynthetic`, :func:`compas_like_covariates`,
+  :func:`jaccard`, and :mod:`pcfair.audits.cbs.case_study` (COMPAS, Table 4).
+"""
+
+from pcfair.audits.cbs.audit import TABLE4_COLUMNS, cbs_audit, conditional_bias_scan
+from pcfair.audits.cbs.definitions import DEFINITIONS, FairnessDefinition, resolve_definition
+from pcfair.audits.cbs.discretize import discretize
+from pcfair.audits.cbs.expectations import Expectations, estimate_expectations
+from pcfair.audits.cbs.models import as_predict_function, circuit_predictor, circuit_propensity
+from pcfair.audits.cbs.options import CBSOptionError
+from pcfair.audits.cbs.permutation import permutation_pvalue
+from pcfair.audits.cbs.result import CBSResult, format_subgroup, subgroup_mask
+from pcfair.audits.cbs.scoring import BernoulliScore, GaussianLogitShiftScore
+from pcfair.audits.cbs.search import (
+    ScanResult,
+    StepResult,
+    SubsetScanner,
+    coordinate_step,
+    scan,
+    score_subgroup,
+)
+from pcfair.audits.cbs.synthetic import (
+    SemiSyntheticData,
+    compas_like_covariates,
+    jaccard,
+    make_semisynthetic,
+)
+
+__all__ = [
+    "DEFINITIONS",
+    "TABLE4_COLUMNS",
+    "BernoulliScore",
+    "CBSOptionError",
+    "CBSResult",
+    "Expectations",
+    "FairnessDefinition",
+    "GaussianLogitShiftScore",
+    "ScanResult",
+    "SemiSyntheticData",
+    "StepResult",
+    "SubsetScanner",
+    "as_predict_function",
+    "cbs_audit",
+    "circuit_predictor",
+    "circuit_propensity",
+    "compas_like_covariates",
+    "conditional_bias_scan",
+    "coordinate_step",
+    "discretize",
+    "estimate_expectations",
+    "format_subgroup",
+    "jaccard",
+    "make_semisynthetic",
+    "permutation_pvalue",
+    "resolve_definition",
+    "scan",
+    "score_subgroup",
+    "subgroup_mask",
+]

@@ -12,7 +12,10 @@ Conventions
   of attribute ``j`` is in the current subgroup (an unconstrained attribute has all True).
 * ``sign``: +1 scans the positive direction (q > 1 or mu > 0), -1 the negative one.
 * Bernoulli kernels take the event ``ev`` (0/1) and expectation ``ex`` (Î in (0,1)); the free
-  parameter is the odds multiplier q, bounded to [Q_MIN, Q_MAX] (aif360 convention).
+  parameter is the odds multiplier q, bounded to [Q_MIN, Q_MAX] (aif360 convention). The
+  score functions take distinct expectations ``p`` with multiplicities ``w``: the subgroup
+  kernels expect rows sorted by Î and merge equal values, which makes them several times
+  faster when Î comes from a model on discrete covariates.
 * Gaussian kernels take the logit difference ``ev`` (Δ) and a scale ``sigma``; the free
   parameter is the mean shift mu.
 """
@@ -36,44 +39,44 @@ _MAX_NEWTON = 200
 
 
 @njit(cache=True)
-def bernoulli_llr(ysum, p, q):
-    """F(S | q) for the records with expectations ``p`` and event sum ``ysum``."""
+def bernoulli_llr(ysum, p, w, q):
+    """F(S | q) for expectations ``p`` with multiplicities ``w`` and event sum ``ysum``."""
     qm1 = q - 1.0
     acc = 0.0
     for i in range(p.shape[0]):
-        acc += np.log1p(qm1 * p[i])
+        acc += w[i] * np.log1p(qm1 * p[i])
     return ysum * np.log(q) - acc
 
 
 @njit(cache=True)
-def _bernoulli_slope(ysum, p, q):
+def _bernoulli_slope(ysum, p, w, q):
     """Return (q dF/dq, d/dt of that) at q = exp(t); q dF/dq is decreasing in t."""
     g = ysum
     dg = 0.0
     for i in range(p.shape[0]):
         den = 1.0 - p[i] + q * p[i]
-        r = q * p[i] / den
+        r = w[i] * q * p[i] / den
         g -= r
         dg -= r * (1.0 - p[i]) / den
     return g, dg
 
 
 @njit(cache=True)
-def bernoulli_mle(ysum, p):
+def bernoulli_mle(ysum, p, w):
     """Unconstrained maximiser of F(S | q) over [Q_MIN, Q_MAX] (safeguarded Newton in log q)."""
     if p.shape[0] == 0:
         return 1.0
     lo = _T_MIN
     hi = _T_MAX
-    g_lo, _ = _bernoulli_slope(ysum, p, Q_MIN)
+    g_lo, _ = _bernoulli_slope(ysum, p, w, Q_MIN)
     if g_lo <= 0.0:
         return Q_MIN
-    g_hi, _ = _bernoulli_slope(ysum, p, Q_MAX)
+    g_hi, _ = _bernoulli_slope(ysum, p, w, Q_MAX)
     if g_hi >= 0.0:
         return Q_MAX
     t = 0.0
     for _ in range(_MAX_NEWTON):
-        g, dg = _bernoulli_slope(ysum, p, np.exp(t))
+        g, dg = _bernoulli_slope(ysum, p, w, np.exp(t))
         if g == 0.0:
             break
         if g > 0.0:
@@ -94,9 +97,9 @@ def bernoulli_mle(ysum, p):
 
 
 @njit(cache=True)
-def bernoulli_constrained_mle(ysum, p, sign):
+def bernoulli_constrained_mle(ysum, p, w, sign):
     """Maximiser of F(S | q) with q restricted to the scanned direction (q >= 1 or q <= 1)."""
-    q = bernoulli_mle(ysum, p)
+    q = bernoulli_mle(ysum, p, w)
     if sign > 0 and q < 1.0:
         return 1.0
     if sign < 0 and q > 1.0:
@@ -105,16 +108,39 @@ def bernoulli_constrained_mle(ysum, p, sign):
 
 
 @njit(cache=True)
-def _bernoulli_root(ysum, p, lam, t_in, t_out):
-    """Root of F(S | e^t) - lam between t_in (value > 0) and t_out (value < 0)."""
+def _bernoulli_llr_slope(ysum, p, w, q):
+    """F(S | q) and q dF/dq in one pass."""
+    qm1 = q - 1.0
+    acc = 0.0
+    g = ysum
+    for i in range(p.shape[0]):
+        den = 1.0 + qm1 * p[i]
+        acc += w[i] * np.log(den)
+        g -= w[i] * q * p[i] / den
+    return ysum * np.log(q) - acc, g
+
+
+@njit(cache=True)
+def _bernoulli_root(ysum, p, w, lam, t_in, t_out):
+    """Root of F(S | e^t) - lam between t_in (value > 0) and t_out (value < 0).
+
+    Safeguarded Newton in t = log q, started where the quadratic expansion of F around the
+    maximum t_in crosses lam (falling back to t_out when that lies outside the bracket).
+    """
     lo = min(t_in, t_out)
     hi = max(t_in, t_out)
-    t = t_out
     right = t_out > t_in  # the root right of the maximum, where the function decreases
+    t = t_out
+    h_in = bernoulli_llr(ysum, p, w, np.exp(t_in)) - lam
+    _, curv = _bernoulli_slope(ysum, p, w, np.exp(t_in))
+    if curv < 0.0 and h_in > 0.0:
+        d = np.sqrt(2.0 * h_in / -curv)
+        t0 = t_in + d if right else t_in - d
+        if lo < t0 < hi:
+            t = t0
     for _ in range(_MAX_NEWTON):
-        q = np.exp(t)
-        h = bernoulli_llr(ysum, p, q) - lam
-        g, _ = _bernoulli_slope(ysum, p, q)  # dh/dt
+        h, g = _bernoulli_llr_slope(ysum, p, w, np.exp(t))
+        h -= lam  # g = dh/dt
         # keep the bracket [lo, hi] around the root
         if right:  # right root: h > 0 left of it
             if h > 0.0:
@@ -140,20 +166,20 @@ def _bernoulli_root(ysum, p, lam, t_in, t_out):
 
 
 @njit(cache=True)
-def bernoulli_zeros(ysum, p, lam, q_hat):
+def bernoulli_zeros(ysum, p, w, lam, q_hat):
     """Zeros q_min < q_hat < q_max of F(S | q) - lam; the caller ensures F(q_hat) - lam > 0.
 
     A zero beyond the bounds is reported as the bound (Q_MIN or Q_MAX).
     """
     t_hat = np.log(q_hat)
-    if bernoulli_llr(ysum, p, Q_MIN) - lam >= 0.0:
+    if bernoulli_llr(ysum, p, w, Q_MIN) - lam >= 0.0:
         q_lo = Q_MIN
     else:
-        q_lo = _bernoulli_root(ysum, p, lam, t_hat, _T_MIN)
-    if bernoulli_llr(ysum, p, Q_MAX) - lam >= 0.0:
+        q_lo = _bernoulli_root(ysum, p, w, lam, t_hat, _T_MIN)
+    if bernoulli_llr(ysum, p, w, Q_MAX) - lam >= 0.0:
         q_hi = Q_MAX
     else:
-        q_hi = _bernoulli_root(ysum, p, lam, t_hat, _T_MAX)
+        q_hi = _bernoulli_root(ysum, p, w, lam, t_hat, _T_MAX)
     return q_lo, q_hi
 
 
@@ -196,7 +222,7 @@ def gaussian_zeros(dsum, n, sigma, lam):
 
 @njit(cache=True)
 def subgroup_rows(codes, incl, skip):
-    """Indicator of the rows inside the subgroup ``incl``, ignoring attribute ``skip`` (-1: none)."""
+    """Rows inside the subgroup ``incl``, ignoring attribute ``skip`` (-1: none)."""
     n, m = codes.shape
     out = np.empty(n, dtype=np.bool_)
     for i in range(n):
@@ -210,8 +236,25 @@ def subgroup_rows(codes, incl, skip):
 
 
 @njit(cache=True)
+def _merge_sorted(p, out_p, out_w):
+    """Merge equal neighbours of sorted ``p`` into (value, count) pairs; return their number."""
+    k = 0
+    for i in range(p.shape[0]):
+        if k > 0 and p[i] == out_p[k - 1]:
+            out_w[k - 1] += 1.0
+        else:
+            out_p[k] = p[i]
+            out_w[k] = 1.0
+            k += 1
+    return k
+
+
+@njit(cache=True)
 def bernoulli_subset_score(codes, ev, ex, incl, sign, total_penalty):
-    """Penalised score, constrained q̂ and size of the subgroup ``incl`` (Bernoulli)."""
+    """Penalised score, constrained q̂ and size of the subgroup ``incl`` (Bernoulli).
+
+    Rows must be sorted by ``ex`` (equal expectations are merged).
+    """
     rows = subgroup_rows(codes, incl, -1)
     cnt = 0
     for i in range(rows.shape[0]):
@@ -225,8 +268,11 @@ def bernoulli_subset_score(codes, ev, ex, incl, sign, total_penalty):
             p[k] = ex[i]
             ysum += ev[i]
             k += 1
-    q = bernoulli_constrained_mle(ysum, p, sign)
-    return bernoulli_llr(ysum, p, q) - total_penalty, q, cnt
+    pu = np.empty(cnt)
+    wu = np.empty(cnt)
+    nu = _merge_sorted(p, pu, wu)
+    q = bernoulli_constrained_mle(ysum, pu[:nu], wu[:nu], sign)
+    return bernoulli_llr(ysum, pu[:nu], wu[:nu], q) - total_penalty, q, cnt
 
 
 @njit(cache=True)
@@ -264,10 +310,10 @@ def _sorted_unique(x, n):
 def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
     """Best value subset of attribute ``j`` with the other attributes held at ``incl``.
 
-    Returns ``(take_all, chosen, score, q)``: ``take_all`` is True when the best option is all
-    values of ``j`` (no penalty for ``j``); otherwise ``chosen`` (bool, length ``arity``) holds the
-    chosen values and ``score`` includes the penalty ``lam`` per chosen value. Penalties of the
-    other attributes are not included.
+    Rows must be sorted by ``ex``. Returns ``(take_all, chosen, score, q)``: ``take_all`` is
+    True when the best option is all values of ``j`` (no penalty for ``j``); otherwise
+    ``chosen`` (bool, length ``arity``) holds the chosen values and ``score`` includes the
+    penalty ``lam`` per chosen value. Penalties of the other attributes are not included.
     """
     n, m = codes.shape
     cnt = np.zeros(arity, dtype=np.int64)
@@ -285,11 +331,17 @@ def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
         off[v + 1] = off[v] + cnt[v]
     pos = off[:arity].copy()
     p = np.empty(ns)
-    for i in range(n):
+    for i in range(n):  # rows are sorted by ex, so each value's slice is sorted too
         if sel[i]:
             v = codes[i, j]
             p[pos[v]] = ex[i]
             pos[v] += 1
+    # distinct expectations and multiplicities per value: slices [uoff[v], uoff[v] + ucnt[v])
+    pu = np.empty(ns)
+    wu = np.empty(ns)
+    ucnt = np.zeros(arity, dtype=np.int64)
+    for v in range(arity):
+        ucnt[v] = _merge_sorted(p[off[v]:off[v + 1]], pu[off[v]:off[v + 1]], wu[off[v]:off[v + 1]])
 
     exist = np.zeros(arity, dtype=np.bool_)
     q_lo = np.zeros(arity)
@@ -299,11 +351,12 @@ def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
     for v in range(arity):
         if cnt[v] == 0:
             continue
-        pv = p[off[v]:off[v + 1]]
-        q = bernoulli_constrained_mle(ysums[v], pv, sign)
-        if bernoulli_llr(ysums[v], pv, q) - lam <= 0.0:
+        pv = pu[off[v]:off[v] + ucnt[v]]
+        wv = wu[off[v]:off[v] + ucnt[v]]
+        q = bernoulli_constrained_mle(ysums[v], pv, wv, sign)
+        if bernoulli_llr(ysums[v], pv, wv, q) - lam <= 0.0:
             continue
-        lo, hi = bernoulli_zeros(ysums[v], pv, lam, q)
+        lo, hi = bernoulli_zeros(ysums[v], pv, wv, lam, q)
         if sign > 0:
             if hi < 1.0:
                 continue
@@ -322,9 +375,10 @@ def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
     best_score = -np.inf
     best_q = 1.0
     best_chosen = np.zeros(arity, dtype=np.bool_)
+    bp = np.empty(ns)
+    bw = np.empty(ns)
     if nt > 0:
         ts = _sorted_unique(thresholds, nt)
-        buf = np.empty(ns)
         for k in range(ts.shape[0] - 1):
             mid = 0.5 * (ts[k] + ts[k + 1])
             chosen = np.zeros(arity, dtype=np.bool_)
@@ -336,24 +390,30 @@ def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
                     chosen[v] = True
                     nchosen += 1
                     ysum += ysums[v]
-                    for r in range(off[v], off[v + 1]):
-                        buf[nb] = p[r]
+                    for r in range(off[v], off[v] + ucnt[v]):
+                        bp[nb] = pu[r]
+                        bw[nb] = wu[r]
                         nb += 1
             if nchosen == 0:
                 continue
-            pp = buf[:nb]
-            q = bernoulli_constrained_mle(ysum, pp, sign)
-            s = bernoulli_llr(ysum, pp, q) - lam * nchosen
+            q = bernoulli_constrained_mle(ysum, bp[:nb], bw[:nb], sign)
+            s = bernoulli_llr(ysum, bp[:nb], bw[:nb], q) - lam * nchosen
             if s > best_score:
                 best_score = s
                 best_q = q
                 best_chosen = chosen
 
+    # all values of j: every distinct expectation of every value
     ysum_all = 0.0
+    nb = 0
     for v in range(arity):
         ysum_all += ysums[v]
-    q_all = bernoulli_constrained_mle(ysum_all, p, sign)
-    s_all = bernoulli_llr(ysum_all, p, q_all)
+        for r in range(off[v], off[v] + ucnt[v]):
+            bp[nb] = pu[r]
+            bw[nb] = wu[r]
+            nb += 1
+    q_all = bernoulli_constrained_mle(ysum_all, bp[:nb], bw[:nb], sign)
+    s_all = bernoulli_llr(ysum_all, bp[:nb], bw[:nb], q_all)
     if s_all >= best_score:
         return True, np.ones(arity, dtype=np.bool_), s_all, q_all
     return False, best_chosen, best_score, best_q

@@ -15,7 +15,17 @@ DIRECTIONS = ("positive", "negative")
 
 
 class CBSOptionError(SpecError):
-    """An option of the Conditional Bias Scan has an invalid value; the message lists the choices."""
+    """An option of the Conditional Bias Scan has an invalid value; the message lists choices.
+
+    Examples
+    --------
+    >>> from pcfair.audits.cbs import BernoulliScore
+    >>> try:
+    ...     BernoulliScore("upward")
+    ... except CBSOptionError as err:
+    ...     print(err)
+    direction='upward' is not valid; choose one of 'positive', 'negative'
+    """
 
 
 def check_choice(option: str, value: object, choices: Iterable[str]) -> str:

@@ -38,7 +38,7 @@ def _as_vector(name: str, values) -> np.ndarray:
     return arr
 
 
-def _bernoulli_inputs(event, expected) -> tuple[float, np.ndarray]:
+def _bernoulli_inputs(event, expected) -> tuple[float, np.ndarray, np.ndarray]:
     ev = _as_vector("event", event)
     ex = _as_vector("expected", expected)
     if ev.shape != ex.shape:
@@ -47,7 +47,7 @@ def _bernoulli_inputs(event, expected) -> tuple[float, np.ndarray]:
         raise DataError("event values of a Bernoulli score must lie in [0, 1]")
     if np.any((ex < 0) | (ex > 1)):
         raise DataError("expected values (Î) must be probabilities in [0, 1]")
-    return float(ev.sum()), np.clip(ex, CLIP, 1.0 - CLIP)
+    return float(ev.sum()), np.clip(ex, CLIP, 1.0 - CLIP), np.ones(ex.size)
 
 
 class BernoulliScore:
@@ -90,30 +90,30 @@ class BernoulliScore:
 
     def mle(self, event, expected) -> float:
         """The q maximising ``F(S | q)`` in the scanned direction (1 when on the wrong side)."""
-        ysum, p = _bernoulli_inputs(event, expected)
-        return float(_kernels.bernoulli_constrained_mle(ysum, p, self.sign))
+        ysum, p, w = _bernoulli_inputs(event, expected)
+        return float(_kernels.bernoulli_constrained_mle(ysum, p, w, self.sign))
 
     def score(self, event, expected, q: float | None = None, penalty: float = 0.0) -> float:
         """``F(S | q) - penalty``; with ``q=None`` the maximised ``F(S) - penalty``."""
-        ysum, p = _bernoulli_inputs(event, expected)
+        ysum, p, w = _bernoulli_inputs(event, expected)
         lam = check_penalty(penalty)
         if q is None:
-            q = _kernels.bernoulli_constrained_mle(ysum, p, self.sign)
+            q = _kernels.bernoulli_constrained_mle(ysum, p, w, self.sign)
         elif not (q > 0 and np.isfinite(q)):
             raise CBSOptionError(f"q={q!r} must be a finite positive number")
-        return float(_kernels.bernoulli_llr(ysum, p, float(q)) - lam)
+        return float(_kernels.bernoulli_llr(ysum, p, w, float(q)) - lam)
 
     def zeros(self, event, expected, penalty: float = 0.0) -> tuple[float, float] | None:
         """Zeros ``q_min < q̂ < q_max`` of ``F(S | q) - penalty``, or None when F(S) <= penalty.
 
         A zero beyond the bounds [1e-6, 1e6] is reported as the bound.
         """
-        ysum, p = _bernoulli_inputs(event, expected)
+        ysum, p, w = _bernoulli_inputs(event, expected)
         lam = check_penalty(penalty)
-        q = _kernels.bernoulli_constrained_mle(ysum, p, self.sign)
-        if _kernels.bernoulli_llr(ysum, p, q) - lam <= 0:
+        q = _kernels.bernoulli_constrained_mle(ysum, p, w, self.sign)
+        if _kernels.bernoulli_llr(ysum, p, w, q) - lam <= 0:
             return None
-        lo, hi = _kernels.bernoulli_zeros(ysum, p, lam, q)
+        lo, hi = _kernels.bernoulli_zeros(ysum, p, w, lam, q)
         return float(lo), float(hi)
 
 

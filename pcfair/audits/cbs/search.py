@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import trange
 
 from pcfair.audits.cbs import _kernels
 from pcfair.audits.cbs.options import CBSOptionError, check_penalty, check_positive_int
@@ -109,6 +110,14 @@ class StepResult:
     ``values`` is None when the best option is all values (the attribute is unconstrained);
     ``score`` includes only the penalty of ``attribute`` and ``theta`` is the maximising
     q or mu.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> X = pd.DataFrame({"a": [0, 1] * 50})
+    >>> step = coordinate_step(X, np.tile([1.0, 0.0], 50), np.full(100, 0.5), None, "a")
+    >>> step.attribute, step.values
+    ('a', [0])
     """
 
     attribute: str
@@ -141,6 +150,14 @@ class ScanResult:
         Coordinate steps taken over all restarts.
     monotone : bool
         True when no step decreased the score within a restart (it never should).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> X = pd.DataFrame({"a": [0, 1] * 50})
+    >>> res = scan(X, np.tile([1.0, 0.0], 50), np.full(100, 0.5), n_restarts=2, random_state=0)
+    >>> res.subgroup, res.n, res.found, res.parameter
+    ({'a': [0]}, 50, True, 'q')
     """
 
     subgroup: dict
@@ -291,6 +308,12 @@ class SubsetScanner:
         self.scorer = scorer
         self.sign = scorer.sign
         self._gaussian = key == "gaussian"
+        # rows sorted by Î so that the kernels can merge equal expectations
+        order = np.argsort(self.expected, kind="stable")
+        self._order = order
+        self.codes = np.ascontiguousarray(self.codes[order])
+        self.event = np.ascontiguousarray(self.event[order])
+        self.expected = np.ascontiguousarray(self.expected[order])
         self._present = np.zeros((len(cats), self.max_arity), dtype=bool)
         for j in range(len(cats)):
             self._present[j, np.unique(self.codes[:, j])] = True
@@ -335,7 +358,8 @@ class SubsetScanner:
         out = {}
         for j, attr in enumerate(self._columns):
             if self._is_constrained(incl, j):
-                out[attr] = [self.categories[j][v] for v in np.flatnonzero(incl[j, : self.arities[j]])]
+                chosen = np.flatnonzero(incl[j, : self.arities[j]])
+                out[attr] = [self.categories[j][v] for v in chosen]
         return out
 
     def _n_listed(self, incl: np.ndarray) -> int:
@@ -372,9 +396,14 @@ class SubsetScanner:
         """Penalised score, maximising parameter and size of a fixed subgroup."""
         return self._score_incl(self.to_mask(subgroup))
 
+    def _unsort(self, rows_sorted: np.ndarray) -> np.ndarray:
+        out = np.empty_like(rows_sorted)
+        out[self._order] = rows_sorted
+        return out
+
     def members(self, subgroup: Mapping[str, Sequence] | None) -> np.ndarray:
-        """Boolean membership of every record in ``subgroup``."""
-        return _kernels.subgroup_rows(self.codes, self.to_mask(subgroup), -1)
+        """Boolean membership of every record (in input order) in ``subgroup``."""
+        return self._unsort(_kernels.subgroup_rows(self.codes, self.to_mask(subgroup), -1))
 
     def step(self, subgroup: Mapping[str, Sequence] | None, attribute: str) -> StepResult:
         """Exact best value subset of ``attribute``, the other attributes held at ``subgroup``."""
@@ -404,8 +433,13 @@ class SubsetScanner:
                 incl = trial
         return incl
 
-    def scan(self, n_restarts: int = 50, random_state=None) -> ScanResult:
-        """Coordinate ascent with restarts (Algorithm 1); restart 0 starts from the full set."""
+    def scan(
+        self, n_restarts: int = 50, random_state=None, progress: bool | None = False
+    ) -> ScanResult:
+        """Coordinate ascent with restarts (Algorithm 1); restart 0 starts from the full set.
+
+        ``progress`` shows a bar over the restarts (None: only on an interactive terminal).
+        """
         n_restarts = check_positive_int("n_restarts", n_restarts)
         rng = np.random.default_rng(random_state)
         m = len(self.attributes)
@@ -413,7 +447,8 @@ class SubsetScanner:
         restart_scores = np.empty(n_restarts)
         n_steps = 0
         monotone = True
-        for r in range(n_restarts):
+        disable = None if progress is None else not progress
+        for r in trange(n_restarts, desc="CBS scan restarts", disable=disable, leave=False):
             incl = self._full() if r == 0 else self._random_start(rng)
             score, theta, _ = self._score_incl(incl)
             scanned = np.zeros(m, dtype=bool)
@@ -436,7 +471,7 @@ class SubsetScanner:
             restart_scores[r] = score
             if score > best_score:
                 best_incl, best_score, best_theta = incl, score, theta
-        mask = _kernels.subgroup_rows(self.codes, best_incl, -1)
+        mask = self._unsort(_kernels.subgroup_rows(self.codes, best_incl, -1))
         return ScanResult(
             subgroup=self.to_subgroup(best_incl),
             score=float(best_score),
@@ -462,12 +497,14 @@ def scan(
     sigma: float | None = None,
     categories: Sequence[Sequence] | None = None,
     random_state: int | np.random.Generator | None = None,
+    progress: bool | None = False,
 ) -> ScanResult:
     """Find the highest-scoring subgroup of records given the event and its expectation.
 
     This is step 3 of CBS on ``D1 = {(X_i, I_i, Î_i)}``; :func:`conditional_bias_scan` builds
     D1 from raw data. Parameters are those of :class:`SubsetScanner` plus ``n_restarts``
-    (the paper's "scan iterations") and ``random_state``.
+    (the paper's "scan iterations"), ``random_state`` and ``progress`` (a bar over the
+    restarts; None shows it only on an interactive terminal).
 
     Returns
     -------
@@ -493,7 +530,7 @@ def scan(
         covariates, event, expected, scorer,
         penalty=penalty, direction=direction, sigma=sigma, categories=categories,
     )
-    return scanner.scan(n_restarts=n_restarts, random_state=random_state)
+    return scanner.scan(n_restarts=n_restarts, random_state=random_state, progress=progress)
 
 
 def coordinate_step(

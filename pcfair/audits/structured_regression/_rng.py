@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-RandomState = "int | np.random.Generator | None"
+from pcfair.errors import SpecError
 
 
 def as_generator(random_state: int | np.random.Generator | None) -> np.random.Generator:
@@ -18,7 +18,7 @@ def as_generator(random_state: int | np.random.Generator | None) -> np.random.Ge
     if isinstance(random_state, np.random.Generator):
         return random_state
     if random_state is not None and not isinstance(random_state, (int, np.integer)):
-        raise TypeError(
+        raise SpecError(
             f"random_state must be an int, a numpy Generator or None, got {type(random_state).__name__}"
         )
     return np.random.default_rng(random_state)

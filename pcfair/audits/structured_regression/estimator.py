@@ -46,7 +46,16 @@ from .inference import (
 
 
 class NotFittedError(SpecError, AttributeError):
-    """A fitted attribute or method of :class:`StructuredRegression` was used before ``fit``."""
+    """A fitted attribute or method of :class:`StructuredRegression` was used before ``fit``.
+
+    Examples
+    --------
+    >>> try:
+    ...     StructuredRegression(["a", "b"]).confint()
+    ... except NotFittedError as err:
+    ...     print(err)
+    this StructuredRegression is not fitted yet; call fit(df, metric) first
+    """
 
 
 @dataclass
@@ -72,6 +81,16 @@ class SRResult:
         The pooled estimate ``sum sw Z / sum sw`` (what empty groups get).
     n_defined : int
         Groups that entered the fit.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"a": rng.integers(0, 2, 300), "b": rng.integers(0, 2, 300),
+    ...                    "y_score": rng.integers(0, 2, 300)})
+    >>> res = StructuredRegression(["a", "b"], outcome=None, n_boot_var=20, n_splits=3).fit(df, "sel").result_
+    >>> res.cv_loss.shape, len(res.coef)
+    ((3, 12), 8)
     """
 
     alpha: float
@@ -331,8 +350,8 @@ class StructuredRegression:
         has_rows = ev.n > 0
         mu = np.full(ev.groups.n_groups, pooled)
         mu[has_rows] = b0 + phi[has_rows] @ coef
-        inv_var = np.where(ok, 1.0 / np.where(ok, ev.sigma2_a, 1.0), 0.0)
-        if np.all(np.isfinite(inv_var[ok])) and np.all(ev.sigma2_a[ok] > 0):
+        if np.all(ev.sigma2_a[ok] > 0):
+            inv_var = np.where(ok, 1.0 / np.where(ok, ev.sigma2_a, 1.0), 0.0)
             lambdas = eq5_lambda(alphas, sw[ok], inv_var[ok])
         else:
             lambdas = np.full(alphas.shape, np.nan)
@@ -459,7 +478,6 @@ class StructuredRegression:
         ok = ev.defined
         pred = ev.n > 0
         phi_pred = self._phi[pred]
-        fit_in_pred = np.flatnonzero(ok[pred])
         if method == "rblpr":
             out = rblpr(
                 self._phi[ok],
@@ -467,7 +485,6 @@ class StructuredRegression:
                 self._sw[ok],
                 ev.sigma2_a[ok],
                 phi_pred,
-                fit_in_pred,
                 self.result_.alpha,
                 self._solver,
                 n_boot=int(n_boot),

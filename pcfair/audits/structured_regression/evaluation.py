@@ -89,7 +89,7 @@ class EvaluationData:
         ``s_a^2 = n_a sigma_a^2`` is the per-row variance from the full data.
         """
         ok = self.defined
-        per_row = np.where(ok, self.sigma2_a * np.where(ok, self.n, 0), 0.0)
+        per_row = np.where(ok, np.where(ok, self.sigma2_a, 0.0) * self.n, 0.0)
         counts = self.n if n is None else np.asarray(n)
         if np.all(per_row[ok] > 0):
             inv = np.where(ok & (counts > 0), counts / np.where(per_row > 0, per_row, 1.0), 0.0)

@@ -157,8 +157,19 @@ class LassoSolver:
         self.tol = float(tol)
         self.max_iter = int(max_iter)
 
-    def path(self, phi: np.ndarray, z: np.ndarray, sw: np.ndarray, alphas: Sequence[float]):
-        """Intercepts (L,) and coefficients (L, d) for every alpha (fitted largest first)."""
+    def path(
+        self,
+        phi: np.ndarray,
+        z: np.ndarray,
+        sw: np.ndarray,
+        alphas: Sequence[float],
+        init: np.ndarray | None = None,
+    ):
+        """Intercepts (L,) and coefficients (L, d) for every alpha (fitted largest first).
+
+        Each fit warm-starts from the previous one (the first from ``init`` if given); the
+        solution does not depend on the start, only the number of iterations does.
+        """
         alphas = np.asarray(alphas, dtype=float)
         intercepts = np.empty(alphas.size)
         coefs = np.empty((alphas.size, phi.shape[1]))
@@ -171,6 +182,8 @@ class LassoSolver:
             warm_start=True,
             selection="cyclic",
         )
+        if init is not None:
+            model.coef_ = np.array(init, dtype=float)
         phi_f = np.asfortranarray(phi, dtype=float)
         for i in np.argsort(-alphas, kind="stable"):
             if alphas[i] <= 0 or phi.shape[1] == 0:
@@ -183,9 +196,11 @@ class LassoSolver:
             intercepts[i], coefs[i] = float(model.intercept_), model.coef_.copy()
         return intercepts, coefs
 
-    def fit(self, phi: np.ndarray, z: np.ndarray, sw: np.ndarray, alpha: float) -> tuple[float, np.ndarray]:
-        """Intercept and coefficients at one alpha."""
-        b0, coef = self.path(phi, z, sw, [alpha])
+    def fit(
+        self, phi: np.ndarray, z: np.ndarray, sw: np.ndarray, alpha: float, init: np.ndarray | None = None
+    ) -> tuple[float, np.ndarray]:
+        """Intercept and coefficients at one alpha (warm-started from ``init`` if given)."""
+        b0, coef = self.path(phi, z, sw, [alpha], init=init)
         return float(b0[0]), coef[0]
 
 

@@ -62,11 +62,16 @@ class GroupIndex:
                 raise DataError(f"sensitive column {col!r} is not in the data")
             values = df[col]
             if isinstance(values.dtype, pd.CategoricalDtype):
-                values = values.astype(object)
-            codes = pd.Categorical(values, categories=list(lv)).codes.astype(np.int64)
+                # map category positions to level positions (fast path; -1 stays missing)
+                cat_pos = pd.Index(list(lv)).get_indexer(values.cat.categories)
+                raw = values.cat.codes.to_numpy()
+                codes = np.where(raw >= 0, np.append(cat_pos, -1)[raw], -1).astype(np.int64)
+            else:
+                codes = pd.Index(list(lv)).get_indexer(values.to_numpy()).astype(np.int64)
             bad = codes < 0
             if bad.any():
                 first = values[bad].iloc[0]
+                first = first.item() if isinstance(first, np.generic) else first
                 raise DataError(
                     f"sensitive column {col!r} has value {first!r} outside its levels {list(lv)!r}"
                     " (missing values are not allowed in sensitive columns)"

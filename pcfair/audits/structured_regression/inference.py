@@ -84,10 +84,19 @@ def weighted_lstsq(x: np.ndarray, z: np.ndarray, sw: np.ndarray) -> np.ndarray:
 
 
 def partial_ridge(x: np.ndarray, z: np.ndarray, sw: np.ndarray, penalized: np.ndarray, alpha_r: float) -> np.ndarray:
-    """``beta = pinv(alpha_r sum(sw) diag(penalized) + X'WX) X'Wz`` (X includes the intercept)."""
-    xtw = x.T * sw
-    gram = xtw @ x + alpha_r * float(sw.sum()) * np.diag(penalized.astype(float))
-    return np.linalg.pinv(gram, hermitian=True) @ (xtw @ z)
+    """``beta = pinv(alpha_r sum(sw) diag(penalized) + X'WX) X'Wz`` (X includes the intercept).
+
+    Computed as the minimum-norm least-squares solution of the augmented system
+    ``[sqrt(W) X; sqrt(alpha_r sum(sw)) I_penalized] beta = [sqrt(W) z; 0]``, which equals the
+    pseudo-inverse formula (``A^+ = (A'A)^+ A'``) without forming the Gram matrix.
+    """
+    root = np.sqrt(sw)
+    pen_idx = np.flatnonzero(penalized)
+    ridge_rows = np.zeros((pen_idx.size, x.shape[1]))
+    ridge_rows[np.arange(pen_idx.size), pen_idx] = np.sqrt(alpha_r * float(sw.sum()))
+    a = np.vstack([x * root[:, None], ridge_rows])
+    b = np.concatenate([z * root, np.zeros(pen_idx.size)])
+    return np.linalg.lstsq(a, b, rcond=None)[0]
 
 
 def ridge_strength(x: np.ndarray, z: np.ndarray, sw: np.ndarray, sigma2: np.ndarray) -> float:
@@ -135,7 +144,6 @@ def rblpr(
     sw_fit: np.ndarray,
     sigma2_fit: np.ndarray,
     phi_pred: np.ndarray,
-    fit_in_pred: np.ndarray,
     alpha: float,
     solver: LassoSolver,
     *,
@@ -152,8 +160,6 @@ def rblpr(
         defined ``Z_a`` (the fitted groups).
     phi_pred : ndarray
         Features of the groups to predict (every group with rows).
-    fit_in_pred : ndarray of int
-        Position of each fitted group among the predicted groups.
     alpha : float
         The selected penalty (sklearn scale).
     solver : LassoSolver
@@ -176,15 +182,17 @@ def rblpr(
     x_pred = _with_intercept(phi_pred)
     alpha_r = ridge_strength(x_fit, z_fit, sw_fit, sigma2_fit)
 
+    coef_hat = solver.fit(phi_fit, z_fit, sw_fit, alpha)[1]
+
     def lasso_support(z: np.ndarray) -> np.ndarray:
-        _, coef = solver.fit(phi_fit, z, sw_fit, alpha)
+        _, coef = solver.fit(phi_fit, z, sw_fit, alpha, init=coef_hat)
         return np.abs(coef) > SELECTED_TOL
 
     def lpr(z: np.ndarray, selected: np.ndarray) -> np.ndarray:
         penalized = np.concatenate(([False], ~selected))
         return partial_ridge(x_fit, z, sw_fit, penalized, alpha_r)
 
-    selected = lasso_support(z_fit)
+    selected = np.abs(coef_hat) > SELECTED_TOL
     keep = np.concatenate(([True], selected))
     beta_ols = np.zeros(x_fit.shape[1])
     beta_ols[keep] = weighted_lstsq(x_fit[:, keep], z_fit, sw_fit)
@@ -225,9 +233,10 @@ def lasso_percentile(
     lasso's shrinkage bias (the paper's motivation for rBLPR).
     """
     sigma = np.sqrt(sigma2_fit)
+    coef_hat = solver.fit(phi_fit, mu_fit, sw_fit, alpha)[1]
     out = np.empty((n_boot, phi_pred.shape[0]))
     for b in range(n_boot):
         z_star = mu_fit + sigma * rng.standard_normal(mu_fit.shape[0])
-        b0, coef = solver.fit(phi_fit, z_star, sw_fit, alpha)
+        b0, coef = solver.fit(phi_fit, z_star, sw_fit, alpha, init=coef_hat)
         out[b] = b0 + phi_pred @ coef
     return out

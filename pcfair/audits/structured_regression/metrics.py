@@ -34,6 +34,8 @@ from pcfair.errors import DataError, SpecError
 
 from . import _kernels
 from ._rng import as_generator
+from .groups import build_group_index
+from .variance import bootstrap_variance
 
 METRIC_NAMES = ("sel", "acc", "tpr", "fnr", "fpr", "ppv", "auc", "mean")
 
@@ -71,6 +73,11 @@ def canonical_metric_name(metric: str) -> str | None:
     return _ALIASES.get(metric.strip().lower()) if isinstance(metric, str) else None
 
 
+def _plain(value):
+    """A numpy scalar as the Python value (for readable error messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _is_binary(values: np.ndarray) -> bool:
     uniq = pd.unique(values)
     try:
@@ -90,7 +97,7 @@ def decisions(yhat: np.ndarray, threshold: float | None, name: str) -> np.ndarra
             raise DataError(f"output {name!r} has missing values")
         return (values >= threshold).astype(np.int64)
     if not _is_binary(yhat):
-        example = next(v for v in pd.unique(yhat) if v not in (0, 1, True, False))
+        example = _plain(next(v for v in pd.unique(yhat) if v not in (0, 1, True, False)))
         raise DataError(
             f"output {name!r} has value {example!r}, not a 0/1 decision; pass threshold=r to use "
             f"the decision 1{{{name} >= r}}"
@@ -102,7 +109,7 @@ def _binary_outcome(y: np.ndarray, name: str, metric: str) -> np.ndarray:
     if pd.isna(y).any():
         raise DataError(f"outcome {name!r} has missing values")
     if not _is_binary(y):
-        example = next(v for v in pd.unique(y) if v not in (0, 1, True, False))
+        example = _plain(next(v for v in pd.unique(y) if v not in (0, 1, True, False)))
         raise DataError(f"metric {metric!r} needs a 0/1 outcome, but {name!r} has value {example!r}")
     return np.asarray(y).astype(float).astype(np.int64)
 
@@ -330,8 +337,8 @@ def prepare_metric(
         if np.isnan(scores).any():
             raise DataError(f"output {output!r} has missing or non-numeric scores")
         return AucMetric(scores, _binary_outcome(y, outcome, name))
-    if name == "acc" and threshold is None and not (_is_binary(yhat) and _is_binary(y)):
-        # label predictions (any categories): accuracy is P[Yhat = Y]
+    if name == "acc" and threshold is None and not _is_binary(y):
+        # label predictions of a non-binary outcome (any categories): accuracy is P[Yhat = Y]
         if pd.isna(y).any() or pd.isna(yhat).any():
             raise DataError(f"outcome {outcome!r} or output {output!r} has missing values")
         hit = (np.asarray(yhat, dtype=object) == np.asarray(y, dtype=object)).astype(float)
@@ -393,8 +400,6 @@ def group_metric(
     >>> group_metric(df, ["a", "b"], "acc", outcome="y", output="p")["standard"].tolist()
     [0.5, 0.5]
     """
-    from .groups import build_group_index
-
     gi = build_group_index(df, sensitive)
     codes = gi.row_codes(df)
     order = np.argsort(codes, kind="stable")
@@ -408,7 +413,5 @@ def group_metric(
     )
     if n_boot > 0:
         reps = m.bootstrap(codes, gi.n_groups, int(n_boot), as_generator(random_state))
-        from .variance import bootstrap_variance
-
         out["var_boot"] = bootstrap_variance(reps)
     return out

@@ -49,7 +49,7 @@ class BinCodes:
     --------
     >>> import numpy as np
     >>> BinCodes((0, 10, 20), integer=True).decode(np.array([1, 1]), np.random.default_rng(0)).tolist()
-    [16, 12]
+    [17, 12]
     """
 
     edges: tuple
@@ -219,7 +219,7 @@ class PCConditionalSampler:
         if isinstance(dec, BinCodes):
             domain = self.domains_.get(var)
             if domain is not None:
-                pos = pd.Categorical(labels, categories=list(domain)).codes
+                pos = pd.Index(list(domain), dtype=object).get_indexer(labels.astype(object))
             else:
                 pos = labels.to_numpy(dtype=np.int64)
             if np.any(pos < 0) or np.any(pos >= dec.n_bins):

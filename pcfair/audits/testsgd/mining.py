@@ -132,10 +132,11 @@ def _mine(
     """Depth-first enumeration of frequent rule sets over the compressed table."""
     n_feat = len(tables)
     out: list[tuple[tuple[Rule, ...], int]] = []
+    weighted = [allowed.astype(float) for _, allowed in tables]
     single_ok = []
     for f, (_, allowed) in enumerate(tables):
         cnt = np.bincount(cells[:, f], weights=weights, minlength=allowed.shape[1])
-        single_ok.append((allowed @ cnt) / n_rows >= sup_thr)
+        single_ok.append((weighted[f] @ cnt) / n_rows >= sup_thr)
 
     def extend(start: int, selected: np.ndarray, prefix: tuple[Rule, ...]) -> None:
         w = np.where(selected, weights, 0.0)
@@ -144,7 +145,7 @@ def _mine(
             if not rules:
                 continue
             cnt = np.bincount(cells[:, f], weights=w, minlength=allowed.shape[1])
-            rule_cnt = allowed @ cnt
+            rule_cnt = weighted[f] @ cnt
             ok = single_ok[f] if per_rule else (rule_cnt / n_rows >= sup_thr)
             codes_f = cells[:, f]
             for r in np.flatnonzero(ok):
@@ -222,9 +223,9 @@ def frequent_rule_sets(
     for spec in specs:
         rules = single_feature_rules(spec, **options)
         allowed = (
-            np.vstack([r.allowed_codes(spec) for r in rules]).astype(float)
+            np.vstack([r.allowed_codes(spec) for r in rules])
             if rules
-            else np.zeros((0, spec.n_codes))
+            else np.zeros((0, spec.n_codes), dtype=bool)
         )
         tables.append((rules, allowed))
     codes = np.column_stack([spec.codes(data) for spec in specs])

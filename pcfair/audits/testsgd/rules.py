@@ -269,14 +269,16 @@ class RuleSet:
         if dup:
             raise RuleSetError(f"a rule set allows one rule per feature; {dup} has several")
         object.__setattr__(self, "rules", rules)
+        object.__setattr__(self, "_key", frozenset(rules))
+        object.__setattr__(self, "_hash", hash(self._key))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RuleSet):
             return NotImplemented
-        return frozenset(self.rules) == frozenset(other.rules)
+        return self._hash == other._hash and self._key == other._key
 
     def __hash__(self) -> int:
-        return hash(frozenset(self.rules))
+        return self._hash
 
     def __len__(self) -> int:
         return len(self.rules)

@@ -17,7 +17,7 @@ what the one-pair-at-a-time loop, :func:`sequential_group_fairness_score`, retur
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from pcfair.errors import DataError, SpecError
 
 from . import _kernels
 from .rules import RuleSet
+from .errors import EmptyGroupError
 from .streams import CHUNK_SIZE, GroupSampler, SampleStream, concat_batches, seed_sequence, slice_batch
 
 __all__ = [
@@ -41,6 +42,9 @@ __all__ = [
 INTERVALS = _kernels.INTERVALS
 
 Predict = Callable[[Any], Any]
+
+#: Default largest number of inputs per model call (rule sets are grouped up to it).
+DEFAULT_BATCH_ROWS = 65536
 
 
 @dataclass(frozen=True)
@@ -256,6 +260,109 @@ def _next_target(n: int, hits_g: int, hits_r: int, st: _Settings) -> int:
     return min(st.cap, max(n + 32, math.ceil(need * 1.02) + 1))
 
 
+class _Run:
+    """The state of Algorithm 2 on one rule set while blocks of samples are labelled."""
+
+    def __init__(self, sampler: GroupSampler, rule_set: RuleSet, random_state: Any, st: _Settings,
+                 chunk_size: int, support: float):
+        self.rule_set = rule_set
+        self.support = support
+        self.stream_group, self.stream_rest = _streams(sampler, rule_set, random_state, chunk_size)
+        self.hits_group = np.zeros(0, dtype=bool)
+        self.hits_rest = np.zeros(0, dtype=bool)
+        self.n = 0
+        self.target = st.first_check
+        self.queries = 0
+        self.result: GroupScore | None = None
+        self.error: Exception | None = None
+
+    def update(self, hits_group: np.ndarray, hits_rest: np.ndarray, st: _Settings, sampler_name: str) -> None:
+        self.queries += hits_group.size + hits_rest.size
+        self.hits_group = np.concatenate([self.hits_group, hits_group])
+        self.hits_rest = np.concatenate([self.hits_rest, hits_rest])
+        cum_g, cum_r = np.cumsum(self.hits_group), np.cumsum(self.hits_rest)
+        stop = _kernels.first_stop(
+            cum_g, cum_r, max(self.n + 1, st.first_check), self.target,
+            error_thr=st.error_thr, interval=st.interval, z=st.z, confidence=st.confidence,
+        )
+        if stop or self.target >= st.cap:
+            num = stop or self.target
+            self.result = score_from_counts(
+                int(cum_g[num - 1]), int(cum_r[num - 1]), num,
+                z=st.z, interval=st.interval, confidence=st.confidence, rule_set=self.rule_set,
+                n_queries=self.queries, converged=bool(stop), sampler=sampler_name, support=self.support,
+            )
+            return
+        self.n = self.target
+        self.target = _next_target(self.n, int(cum_g[-1]), int(cum_r[-1]), st)
+
+
+def _materialize(sampler: GroupSampler, blocks: list) -> Any:
+    """One batch of every block's group samples then rest samples, run after run."""
+    plans_only = all(run.stream_group.uses_plans and run.stream_rest.uses_plans for run, *_ in blocks)
+    if plans_only and getattr(sampler, "plans_need_rule_set", True) is False:
+        return sampler.materialize(None, np.concatenate([p for _, _, pg, pr in blocks for p in (pg, pr)]))
+    parts = []
+    for run, _, pg, pr in blocks:
+        for stream, raw in ((run.stream_group, pg), (run.stream_rest, pr)):
+            parts.append(sampler.materialize(run.rule_set, raw) if stream.uses_plans else raw)
+    return concat_batches(parts)
+
+
+def score_many(
+    predict: Predict,
+    sampler: GroupSampler,
+    rule_sets: Sequence[RuleSet],
+    seeds: Sequence[Any],
+    st: _Settings,
+    *,
+    supports: Sequence[float] | None = None,
+    batch_size: int | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    on_done: Callable[[], None] | None = None,
+) -> list[GroupScore | Exception]:
+    """Run Algorithm 2 on many rule sets, labelling blocks of several rule sets per model call.
+
+    Rule set ``i`` draws from streams seeded by ``seeds[i]``, so its result does not depend
+    on which rule sets share a model call (provided ``predict`` labels each input on its
+    own). Returns, per rule set, its :class:`GroupScore` or the :class:`EmptyGroupError`
+    that stopped it.
+    """
+    rows = DEFAULT_BATCH_ROWS if batch_size is None else int(batch_size)
+    if rows < 1:
+        raise SpecError(f"batch_size must be >= 1, got {batch_size}")
+    per_wave = max(1, rows // (2 * st.first_check))
+    name = getattr(sampler, "name", type(sampler).__name__)
+    supports = [math.nan] * len(rule_sets) if supports is None else list(supports)
+    results: list[GroupScore | Exception] = []
+    for start in range(0, len(rule_sets), per_wave):
+        runs = [
+            _Run(sampler, rule_sets[i], seeds[i], st, chunk_size, float(supports[i]))
+            for i in range(start, min(start + per_wave, len(rule_sets)))
+        ]
+        active = runs
+        while active:
+            blocks = []
+            for run in active:
+                need = run.target - run.n
+                try:
+                    blocks.append((run, need, run.stream_group.take_raw(need), run.stream_rest.take_raw(need)))
+                except EmptyGroupError as err:
+                    run.error = err
+            if blocks:
+                hits = predict_hits(predict, _materialize(sampler, blocks), st.favorable, batch_size)
+                offset = 0
+                for run, need, _, _ in blocks:
+                    run.update(hits[offset : offset + need], hits[offset + need : offset + 2 * need], st, name)
+                    offset += 2 * need
+            for run in active:
+                if (run.result is not None or run.error is not None) and on_done is not None:
+                    on_done()
+            active = [r for r in active if r.result is None and r.error is None]
+        results.extend(r.result if r.result is not None else r.error for r in runs)
+    return results
+
+
 def group_fairness_score(
     predict: Predict,
     sampler: GroupSampler,
@@ -304,7 +411,7 @@ def group_fairness_score(
     max_samples : int, optional
         Cap on samples per group (default: the Wald bound; twice it for the extensions).
     batch_size : int, optional
-        Largest number of inputs per call to ``predict`` (default: one call per block).
+        Largest number of inputs per call to ``predict`` (default 65536).
     chunk_size : int
         Samples a stream draws per sampler call (part of the stream's definition).
     random_state : int, Generator or None
@@ -334,36 +441,13 @@ def group_fairness_score(
     (1.0, 1001, 0.0)
     """
     st = _settings(favorable, sample_thr, error_thr, confidence, z, interval, check_from, max_samples)
-    stream_g, stream_r = _streams(sampler, rule_set, random_state, chunk_size)
-    hits_g = np.zeros(0, dtype=bool)
-    hits_r = np.zeros(0, dtype=bool)
-    n, target, queries = 0, st.first_check, 0
-    while True:
-        need = target - n
-        batch = concat_batches([stream_g.take(need), stream_r.take(need)])
-        hits = predict_hits(predict, batch, st.favorable, batch_size)
-        queries += 2 * need
-        hits_g = np.concatenate([hits_g, hits[:need]])
-        hits_r = np.concatenate([hits_r, hits[need:]])
-        cum_g, cum_r = np.cumsum(hits_g), np.cumsum(hits_r)
-        stop = _kernels.first_stop(
-            cum_g, cum_r, max(n + 1, st.first_check), target,
-            error_thr=st.error_thr, interval=st.interval, z=st.z, confidence=st.confidence,
-        )
-        if stop:
-            num, converged = stop, True
-            break
-        if target >= st.cap:
-            num, converged = target, False
-            break
-        n = target
-        target = _next_target(n, int(cum_g[-1]), int(cum_r[-1]), st)
-    return score_from_counts(
-        int(cum_g[num - 1]), int(cum_r[num - 1]), num,
-        z=st.z, interval=st.interval, confidence=st.confidence, rule_set=rule_set,
-        n_queries=queries, converged=converged, sampler=getattr(sampler, "name", type(sampler).__name__),
-        support=support,
-    )
+    out = score_many(
+        predict, sampler, [rule_set], [random_state], st, supports=[support],
+        batch_size=batch_size, chunk_size=chunk_size,
+    )[0]
+    if isinstance(out, Exception):
+        raise out
+    return out
 
 
 def sequential_group_fairness_score(

@@ -167,7 +167,7 @@ class SensitiveSpec:
             row = int(np.flatnonzero(series.isna().to_numpy())[0])
             raise DataError(f"column {col!r} has a missing value (row {row})")
         if self.kind == "categorical":
-            codes = pd.Categorical(series, categories=list(self.values)).codes.astype(np.int64)
+            codes = pd.Index(list(self.values), dtype=object).get_indexer(series.astype(object)).astype(np.int64)
             bad = codes < 0
             if bad.any():
                 value = series.iloc[int(np.flatnonzero(bad)[0])]

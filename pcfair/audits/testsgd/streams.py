@@ -54,9 +54,15 @@ def as_generator(random_state: int | np.random.Generator | None) -> np.random.Ge
 
 
 def seed_sequence(random_state: int | np.random.Generator | None) -> np.random.SeedSequence:
-    """A SeedSequence to spawn independent child streams from."""
+    """A SeedSequence to spawn independent child streams from.
+
+    A SeedSequence argument is copied (spawning mutates a SeedSequence), so passing the same
+    one twice gives the same children twice.
+    """
     if isinstance(random_state, np.random.SeedSequence):
-        return random_state
+        return np.random.SeedSequence(
+            random_state.entropy, spawn_key=random_state.spawn_key, pool_size=random_state.pool_size
+        )
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(random_state.integers(0, 2**63 - 1, size=4).tolist())
     return np.random.SeedSequence(random_state)
@@ -86,8 +92,20 @@ def slice_batch(batch: Batch, start: int, stop: int) -> Batch:
     return batch[start:stop]
 
 
+def _has_plans(sampler: Any, in_group: bool) -> bool:
+    if not (callable(getattr(sampler, "draw_plan", None)) and callable(getattr(sampler, "materialize", None))):
+        return False
+    supports = getattr(sampler, "supports_plans", None)
+    return True if supports is None else bool(supports(in_group))
+
+
 class SampleStream:
     """An endless, reproducible stream of samples of one group.
+
+    Samplers that split sampling into a cheap random *plan* (``draw_plan``: an integer
+    array, one row per sample) and its materialisation (``materialize(rule_set, plan)``)
+    are streamed as plans, so that blocks are cut and joined as arrays and a batch is built
+    once per model call; ``sample`` must equal ``materialize(draw_plan(...))``.
 
     Parameters
     ----------
@@ -133,33 +151,35 @@ class SampleStream:
         else:
             self._rng = as_generator(random_state)
         self.chunk_size = int(chunk_size)
-        self._buffer: list[Batch] = []
+        self.uses_plans = _has_plans(sampler, self.in_group)
+        self._buffer: list[Any] = []
         self._buffered = 0
         self._offset = 0  # rows of the first buffered chunk already handed out
         self.position = 0  # samples handed out so far
         self.drawn = 0  # samples drawn from the sampler so far
 
     def _draw_chunk(self) -> None:
-        chunk = self.sampler.sample(
-            self.rule_set, self.chunk_size, in_group=self.in_group, random_state=self._rng
-        )
+        draw = self.sampler.draw_plan if self.uses_plans else self.sampler.sample
+        chunk = draw(self.rule_set, self.chunk_size, in_group=self.in_group, random_state=self._rng)
         self._buffer.append(chunk)
         self._buffered += self.chunk_size
         self.drawn += self.chunk_size
 
-    def take(self, n: int) -> Batch:
-        """The next ``n`` samples of the stream, as one batch."""
+    def _slice(self, chunk: Any, start: int, stop: int) -> Any:
+        return chunk[start:stop] if self.uses_plans else slice_batch(chunk, start, stop)
+
+    def take_raw(self, n: int) -> Any:
+        """The next ``n`` samples as a plan (plan-capable samplers) or as a batch."""
         if n < 0:
             raise ValueError(f"cannot take {n} samples")
-        while self._buffered - self._offset < n:
+        while self._buffered - self._offset < max(n, 1):
             self._draw_chunk()
         parts = []
         need = n
         while need > 0:
-            head = self._buffer[0]
             avail = self.chunk_size - self._offset
             k = min(avail, need)
-            parts.append(slice_batch(head, self._offset, self._offset + k))
+            parts.append(self._slice(self._buffer[0], self._offset, self._offset + k))
             need -= k
             self._offset += k
             if self._offset == self.chunk_size:
@@ -168,5 +188,24 @@ class SampleStream:
                 self._offset = 0
         self.position += n
         if not parts:
-            return self.sampler.sample(self.rule_set, 0, in_group=self.in_group, random_state=self._rng)
+            return self._slice(self._buffer[0], 0, 0)
+        if self.uses_plans:
+            return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
         return concat_batches(parts)
+
+    def take(self, n: int) -> Batch:
+        """The next ``n`` samples of the stream, as one batch."""
+        raw = self.take_raw(n)
+        return self.sampler.materialize(self.rule_set, raw) if self.uses_plans else raw
+
+
+def take_pair(stream_group: SampleStream, stream_rest: SampleStream, n: int) -> Batch:
+    """The next ``n`` samples of each of two streams of one sampler, as one batch (group first)."""
+    a, b = stream_group.take_raw(n), stream_rest.take_raw(n)
+    if stream_group.uses_plans and stream_rest.uses_plans and stream_group.sampler is stream_rest.sampler:
+        return stream_group.sampler.materialize(stream_group.rule_set, np.concatenate([a, b], axis=0))
+    if stream_group.uses_plans:
+        a = stream_group.sampler.materialize(stream_group.rule_set, a)
+    if stream_rest.uses_plans:
+        b = stream_rest.sampler.materialize(stream_rest.rule_set, b)
+    return concat_batches([a, b])

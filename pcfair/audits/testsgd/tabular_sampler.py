@@ -20,7 +20,7 @@ import pandas as pd
 from pcfair.errors import DataError
 
 from . import _kernels
-from .errors import EmptyGroupError
+from .errors import EmptyGroupError, RuleSetError
 from .rules import RuleSet
 from .specs import SensitiveSpec
 from .streams import as_generator
@@ -80,6 +80,9 @@ class TabularPerturbationSampler:
     """
 
     name = "perturbation"
+    #: Plans hold seed rows, so materialising them needs no rule set (plans of many rule sets
+    #: can be built into one frame).
+    plans_need_rule_set = False
 
     def __init__(
         self,
@@ -137,11 +140,20 @@ class TabularPerturbationSampler:
         self._low = np.asarray(lows, dtype=float)
         self._high = np.asarray(highs, dtype=float)
         self._masks: OrderedDict[RuleSet, np.ndarray] = OrderedDict()
+        self._pools: dict[tuple[RuleSet, bool], np.ndarray] = {}
         self._raw = {
             name: (self.data_[name].to_numpy(), self.data_[name].dtype)
             for name in self.columns_
             if name not in self._numeric
         }
+        # Extension dtypes (strings...) are restored in one astype after building the frame.
+        self._retype = {
+            name: data[name].dtype
+            for name in self.columns_
+            if not isinstance(data[name].dtype, (np.dtype, pd.CategoricalDtype))
+        }
+        self._spec_by_name = {s.name: s for s in self.specs_ if s.kind != "term_category"}
+        self._codes = {name: spec.codes(self.data_) for name, spec in self._spec_by_name.items()}
         return self
 
     @staticmethod
@@ -175,42 +187,85 @@ class TabularPerturbationSampler:
         self._check_fitted()
         mask = self._masks.get(rule_set)
         if mask is None:
-            mask = rule_set.mask(self.data_)
+            mask = np.ones(self.n_rows_, dtype=bool)
+            for rule in rule_set:
+                spec = self._spec_by_name.get(rule.feature)
+                try:
+                    allowed = rule.allowed_codes(spec) if spec is not None else None
+                except RuleSetError:
+                    allowed = None
+                if allowed is None:
+                    mask &= rule.mask(self.data_)
+                else:
+                    mask &= allowed[self._codes[rule.feature]]
             self._masks[rule_set] = mask
-            if len(self._masks) > 8:
+            if len(self._masks) > 64:
                 self._masks.popitem(last=False)
         else:
             self._masks.move_to_end(rule_set)
         return mask
 
+    def _pool(self, rule_set: RuleSet, in_group: bool) -> np.ndarray:
+        key = (rule_set, in_group)
+        pool = self._pools.get(key)
+        if pool is None:
+            mask = self.group_mask(rule_set)
+            pool = self._pools[key] = np.flatnonzero(mask if in_group else ~mask)
+            if len(self._pools) > 64:
+                self._pools.pop(next(iter(self._pools)))
+        return pool
+
     # ------------------------------------------------------------------ sample
-    def sample_with_provenance(
-        self, rule_set: RuleSet, n: int, *, in_group: bool, random_state: Any = None
-    ) -> tuple[pd.DataFrame, Perturbation]:
-        """Like :meth:`sample`, also returning the (seed, feature, direction) of each sample."""
+    def draw_plan(self, rule_set: RuleSet, n: int, *, in_group: bool, random_state: Any = None) -> np.ndarray:
+        """The random choices of ``n`` samples: an int array of (seed row, feature, direction).
+
+        Three uniforms per sample, so drawing n then m plans from one generator equals
+        drawing n + m at once.
+
+        Raises
+        ------
+        EmptyGroupError
+            No row of D can seed the requested group.
+        """
         self._check_fitted()
         rng = as_generator(random_state)
-        mask = self.group_mask(rule_set)
-        pool = np.flatnonzero(mask if in_group else ~mask)
+        pool = self._pool(rule_set, bool(in_group))
         if pool.size == 0:
             side = "satisfies" if in_group else "violates"
             raise EmptyGroupError(f"no row of the data {side} the rule set {rule_set.render()!r}")
-        n = int(n)
-        u = rng.random((n, 3))
+        u = rng.random((int(n), 3))
         seed, feature, direction = _kernels.perturbation_choices(u, pool, len(self.perturbable_))
+        return np.column_stack([seed, feature, direction])
+
+    def materialize(self, rule_set: RuleSet | None, plan: np.ndarray) -> pd.DataFrame:
+        """Build the perturbed rows of a plan (the rule set is not needed: seeds carry it)."""
+        self._check_fitted()
+        plan = np.asarray(plan, dtype=np.int64).reshape(-1, 3)
+        seed, feature, direction = plan[:, 0], plan[:, 1], plan[:, 2]
         out: dict[str, Any] = {}
         for name, (values, dtype) in self._raw.items():
-            taken = values[seed]
-            out[name] = pd.array(taken, dtype=dtype) if not isinstance(dtype, np.dtype) else taken
+            out[name] = values[seed]
         for j, name in enumerate(self.perturbable_):
             values = self._numeric[name][seed]
-            if n:
+            if len(plan):
                 values = _kernels.apply_perturbation(
                     values, feature == j, direction, self.steps_[j], self._low[j], self._high[j], self.clip
                 )
             out[name] = self._restore(values, self._decode[name])
-        frame = pd.DataFrame(out, columns=self.columns_)
-        return frame, Perturbation(seed=seed, feature=np.asarray(self.perturbable_, dtype=object)[feature], direction=direction)
+        frame = pd.DataFrame(out, columns=self.columns_, copy=False)
+        if self._retype:
+            frame = frame.astype(self._retype)
+        return frame
+
+    def sample_with_provenance(
+        self, rule_set: RuleSet, n: int, *, in_group: bool, random_state: Any = None
+    ) -> tuple[pd.DataFrame, Perturbation]:
+        """Like :meth:`sample`, also returning the (seed, feature, direction) of each sample."""
+        plan = self.draw_plan(rule_set, n, in_group=in_group, random_state=random_state)
+        names = np.asarray(self.perturbable_, dtype=object)
+        return self.materialize(rule_set, plan), Perturbation(
+            seed=plan[:, 0], feature=names[plan[:, 1]], direction=plan[:, 2]
+        )
 
     def sample(self, rule_set: RuleSet, n: int, *, in_group: bool, random_state: Any = None) -> pd.DataFrame:
         """``n`` perturbed samples of R (``in_group=True``) or of not-R.
@@ -220,18 +275,17 @@ class TabularPerturbationSampler:
         EmptyGroupError
             No row of D can seed the requested group.
         """
-        return self.sample_with_provenance(rule_set, n, in_group=in_group, random_state=random_state)[0]
+        return self.materialize(rule_set, self.draw_plan(rule_set, n, in_group=in_group, random_state=random_state))
 
     @staticmethod
     def _restore(values: np.ndarray, decode: Any) -> Any:
         kind = decode[0]
         if kind == "bool":
             return values.astype(bool)
-        if kind == "int":
-            return values.astype(decode[1])
-        if kind == "float":
-            return values.astype(decode[1])
+        if kind in ("int", "float"):
+            dtype = decode[1] if isinstance(decode[1], np.dtype) else (np.int64 if kind == "int" else float)
+            return values.astype(dtype)
         codes = values.astype(np.int64)
         if kind == "category":
             return pd.Categorical.from_codes(codes, dtype=decode[1])
-        return pd.array(decode[2][codes], dtype=decode[1])
+        return decode[2][codes]

@@ -124,6 +124,42 @@ class TermReplacementSampler:
             text = cached_matcher(self.specs_[r.feature].values).replace(text, r.term)
         return text
 
+    def supports_plans(self, in_group: bool) -> bool:
+        """Whether the group's samples can be drawn as plans (not with a custom rest sampler)."""
+        return bool(in_group) or self.rest_sampler is None
+
+    def draw_plan(self, rule_set: RuleSet, n: int, *, in_group: bool, random_state: Any = None) -> np.ndarray:
+        """The random choices of ``n`` samples: an int array of (seed document, in_group).
+
+        Not available with a custom ``rest_sampler`` for not-R (its texts are drawn directly).
+        """
+        self._check_fitted()
+        if not in_group and self.rest_sampler is not None:
+            raise DataError("draw_plan is not available for not-R with a custom rest_sampler")
+        rng = as_generator(random_state)
+        pool = np.flatnonzero(self.seed_mask(rule_set) if in_group else ~self.member_mask(rule_set))
+        if pool.size == 0:
+            what = "mentions every category of" if in_group else "lacks a term of"
+            raise EmptyGroupError(f"no document {what} the rule set {rule_set.render()!r}")
+        idx = pool[np.minimum((rng.random(int(n)) * pool.size).astype(np.int64), pool.size - 1)]
+        return np.column_stack([idx, np.full(idx.size, int(bool(in_group)))])
+
+    def materialize(self, rule_set: RuleSet, plan: np.ndarray) -> list[str]:
+        """The texts of a plan: rewritten seeds for members of R, unmodified ones for not-R."""
+        self._check_fitted()
+        plan = np.asarray(plan, dtype=np.int64).reshape(-1, 2)
+        cache: dict[int, str] = {}
+        out = []
+        for i, member in plan.tolist():
+            if not member:
+                out.append(self.texts_[i])
+                continue
+            text = cache.get(i)
+            if text is None:
+                text = cache[i] = self.rewrite(self.texts_[i], rule_set)
+            out.append(text)
+        return out
+
     def sample(self, rule_set: RuleSet, n: int, *, in_group: bool, random_state: Any = None) -> list[str]:
         """``n`` texts of R (rewritten seeds) or of not-R.
 
@@ -133,25 +169,10 @@ class TermReplacementSampler:
             No document can seed the requested group.
         """
         self._check_fitted()
-        rng = as_generator(random_state)
-        n = int(n)
         if not in_group and self.rest_sampler is not None:
-            out = list(self.rest_sampler(self, rule_set, n, rng))
+            rng = as_generator(random_state)
+            out = list(self.rest_sampler(self, rule_set, int(n), rng))
             if len(out) != n:
                 raise DataError(f"rest_sampler returned {len(out)} texts, {n} were asked for")
             return out
-        pool = np.flatnonzero(self.seed_mask(rule_set) if in_group else ~self.member_mask(rule_set))
-        if pool.size == 0:
-            what = "mentions every category of" if in_group else "lacks a term of"
-            raise EmptyGroupError(f"no document {what} the rule set {rule_set.render()!r}")
-        idx = pool[np.minimum((rng.random(n) * pool.size).astype(np.int64), pool.size - 1)]
-        if not in_group:
-            return [self.texts_[i] for i in idx]
-        cache: dict[int, str] = {}
-        out = []
-        for i in idx.tolist():
-            text = cache.get(i)
-            if text is None:
-                text = cache[i] = self.rewrite(self.texts_[i], rule_set)
-            out.append(text)
-        return out
+        return self.materialize(rule_set, self.draw_plan(rule_set, n, in_group=in_group, random_state=random_state))

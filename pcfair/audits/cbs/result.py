@@ -1,0 +1,240 @@
+"""The report of one Conditional Bias Scan: :class:`CBSResult` and subgroup formatting."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from pcfair.audits.cbs.definitions import FairnessDefinition
+from pcfair.errors import VariableError
+
+__all__ = ["CBSResult", "format_subgroup", "subgroup_mask"]
+
+
+def _fmt_value(v) -> str:
+    return str(v)
+
+
+def format_subgroup(subgroup: Mapping[str, Sequence] | None, *, empty: str = "all") -> str:
+    """Readable text of a ``{attribute: [values]}`` subgroup.
+
+    Examples
+    --------
+    >>> format_subgroup({"sex": ["Male"], "priors": ["0", "1 to 5"]})
+    'sex = Male & priors in {0, 1 to 5}'
+    >>> format_subgroup({})
+    'all'
+    """
+    if subgroup is None:
+        return "none"
+    parts = []
+    for attr, values in subgroup.items():
+        values = list(values)
+        if len(values) == 1:
+            parts.append(f"{attr} = {_fmt_value(values[0])}")
+        else:
+            parts.append(f"{attr} in {{{', '.join(_fmt_value(v) for v in values)}}}")
+    return " & ".join(parts) if parts else empty
+
+
+def subgroup_mask(df: pd.DataFrame, subgroup: Mapping[str, Sequence] | None) -> np.ndarray:
+    """Rows of ``df`` meeting every ``{column: [values]}`` criterion (all False for None).
+
+    Combine it with the protected-class indicator to get the detected records, or with its
+    complement for the comparison subgroup.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"sex": ["M", "F", "M"], "age": ["<25", "<25", "25+"]})
+    >>> subgroup_mask(df, {"sex": ["M"], "age": ["<25"]}).tolist()
+    [True, False, False]
+    """
+    if subgroup is None:
+        return np.zeros(len(df), dtype=bool)
+    mask = np.ones(len(df), dtype=bool)
+    for col, values in subgroup.items():
+        if col not in df.columns:
+            raise VariableError(f"subgroup column {col!r} is not in the data")
+        mask &= df[col].isin(list(values)).to_numpy()
+    return mask
+
+
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+@dataclass
+class CBSResult:
+    """Outcome of :func:`~pcfair.audits.cbs.conditional_bias_scan`.
+
+    Attributes
+    ----------
+    subgroup : dict or None
+        The detected subgroup S* of the protected class as ``{covariate: [values]}``; covariates
+        left out are unconstrained (``{}`` is the whole protected class). None when nothing was
+        detected (``score <= 0``).
+    score : float
+        Penalised log-likelihood ratio ``F(S*)`` (0 when nothing was detected).
+    multiplier : float
+        The fitted free parameter of S*: the odds multiplier q (Bernoulli) or the logit mean
+        shift mu (Gaussian). 1 (q) or 0 (mu) when nothing was detected.
+    parameter : str
+        ``"q"`` or ``"mu"``.
+    n : int
+        |S*|, records of the protected class (after the value filter) in S*.
+    observed_rate, expected_rate : float
+        Mean of I and of Î over S*.
+    comparison_n : int
+        Records of the non-protected class (same value filter) meeting S*'s criteria.
+    comparison_rate : float
+        Mean of I over them (NaN when there are none).
+    p_value : float or None
+        Permutation p-value ``(1 + #{null >= score}) / (1 + R)``; None without permutations.
+    null_scores : numpy.ndarray
+        The R scores of the permuted data sets.
+    n_protected : int
+        Records of the protected class that were scanned (|D1|).
+    protected : str
+        Description of the protected class, e.g. ``"race = African-American"``.
+    definition : FairnessDefinition
+        What was audited.
+    direction, penalty, n_restarts, sigma, propensity_model
+        Settings; ``sigma`` is the Gaussian scale used (None for Bernoulli scans).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from pcfair.audits.cbs import conditional_bias_scan
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"g": rng.integers(0, 2, 1000), "x": rng.integers(0, 2, 1000)})
+    >>> df["y"] = (rng.random(1000) < 0.5).astype(int)
+    >>> df["p"] = np.where((df.g == 1) & (df.x == 1), 0.7, 0.3)
+    >>> res = conditional_bias_scan(df, protected=("g", 1), outcome="y", prediction="p",
+    ...     covariates=["x"], definition="fpr", n_permutations=0, random_state=0)
+    >>> res.subgroup_text, res.comparison_text
+    ('g = 1 & x = 1', 'not (g = 1) & x = 1')
+    >>> res.to_frame()[["detected", "n", "comparison_n"]].shape
+    (1, 3)
+    """
+
+    subgroup: dict | None
+    score: float
+    multiplier: float
+    parameter: str
+    n: int
+    observed_rate: float
+    expected_rate: float
+    comparison_n: int
+    comparison_rate: float
+    p_value: float | None
+    null_scores: np.ndarray = field(repr=False)
+    n_protected: int = 0
+    protected: str = ""
+    definition: FairnessDefinition = field(default_factory=FairnessDefinition)
+    direction: str = "positive"
+    penalty: float = 1.0
+    n_restarts: int = 50
+    sigma: float | None = None
+    propensity_model: str = "logistic"
+
+    @property
+    def found(self) -> bool:
+        """True when a subgroup with a positive score was detected."""
+        return self.subgroup is not None
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        """True when a subgroup was found and its permutation p-value is below ``alpha``."""
+        return self.found and self.p_value is not None and self.p_value < alpha
+
+    @property
+    def subgroup_text(self) -> str:
+        """The detected subgroup as text, within the protected class."""
+        if self.subgroup is None:
+            return "none"
+        inner = format_subgroup(self.subgroup, empty="")
+        return f"{self.protected} & {inner}" if inner else f"all {self.protected}"
+
+    @property
+    def comparison_text(self) -> str:
+        """The comparison subgroup: S*'s criteria applied to the non-protected class."""
+        if self.subgroup is None:
+            return "none"
+        inner = format_subgroup(self.subgroup, empty="")
+        outside = f"not ({self.protected})"
+        return f"{outside} & {inner}" if inner else f"all {outside}"
+
+    def describe(self) -> str:
+        """A few lines of text for people."""
+        lines = [
+            f"Conditional Bias Scan: {self.definition.name} "
+            f"[{self.definition.describe()}], direction {self.direction}",
+            f"protected class: {self.protected} ({self.n_protected} records scanned)",
+        ]
+        if self.subgroup is None:
+            lines.append("no subgroup with a positive score")
+        else:
+            lines.append(f"detected: {self.subgroup_text} (n = {self.n})")
+            lines.append(
+                f"score {self.score:.4g}, {self.parameter} = {self.multiplier:.4g}, "
+                f"observed rate {self.observed_rate:.3f} vs expected {self.expected_rate:.3f}"
+            )
+            rate = "n/a" if math.isnan(self.comparison_rate) else f"{self.comparison_rate:.3f}"
+            lines.append(
+                f"comparison: {self.comparison_text} (n = {self.comparison_n}), rate {rate}"
+            )
+        if self.p_value is not None:
+            lines.append(f"p-value {self.p_value:.4g} ({self.null_scores.size} permutations)")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def to_dict(self) -> dict:
+        """JSON-friendly dictionary of the report (null scores as a list)."""
+        sub = None
+        if self.subgroup is not None:
+            sub = {str(k): [v.item() if hasattr(v, "item") else v for v in vals]
+                   for k, vals in self.subgroup.items()}
+        return {
+            "definition": self.definition.name,
+            "family": self.definition.family,
+            "predictions": self.definition.predictions,
+            "condition_value": self.definition.condition_value,
+            "event": self.definition.event,
+            "direction": self.direction,
+            "protected": self.protected,
+            "n_protected": int(self.n_protected),
+            "subgroup": sub,
+            "detected": self.subgroup_text,
+            "score": float(self.score),
+            "parameter": self.parameter,
+            "multiplier": float(self.multiplier),
+            "n": int(self.n),
+            "observed_rate": _num(self.observed_rate),
+            "expected_rate": _num(self.expected_rate),
+            "comparison": self.comparison_text,
+            "comparison_n": int(self.comparison_n),
+            "comparison_rate": _num(self.comparison_rate),
+            "p_value": _num(self.p_value),
+            "n_permutations": int(self.null_scores.size),
+            "null_scores": [float(s) for s in self.null_scores],
+            "penalty": float(self.penalty),
+            "n_restarts": int(self.n_restarts),
+            "sigma": _num(self.sigma),
+            "propensity_model": self.propensity_model,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row DataFrame in the layout of the paper's Table 4 (plus settings)."""
+        d = self.to_dict()
+        d.pop("null_scores")
+        d["subgroup"] = None if d["subgroup"] is None else str(d["subgroup"])
+        return pd.DataFrame([d])

@@ -1,0 +1,313 @@
+"""The TestSGD audit: mine frequent rule sets, score each with Algorithm 2, rank by score."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pcfair.errors import DataError, SpecError
+
+from .errors import SkippedRuleSetWarning
+from .mining import frequent_rule_sets
+from .rules import RuleSet
+from .scoring import GroupScore, _settings, score_many
+from .specs import resolve_specs
+from .streams import CHUNK_SIZE, GroupSampler, seed_sequence
+from .tabular_sampler import TabularPerturbationSampler
+from .text_sampler import TermReplacementSampler
+
+__all__ = ["audit", "score_rule_sets", "scores_to_frame", "flagged", "RESULT_COLUMNS"]
+
+#: Columns of the frame :func:`audit` returns, in order.
+RESULT_COLUMNS = (
+    "rule_set", "score", "p_group", "p_rest", "margin", "n_samples", "support",
+    "difference", "margin_group", "margin_rest", "n_queries", "confidence",
+    "interval", "converged", "sampler", "size",
+)
+
+FLAG_MODES = ("point", "conservative")
+
+
+def _warn_skipped(reason: str, texts: list[str]) -> None:
+    if texts:
+        shown = "; ".join(texts[:3]) + (" ..." if len(texts) > 3 else "")
+        warnings.warn(
+            f"skipped {len(texts)} rule set(s) {reason}: {shown}", SkippedRuleSetWarning, stacklevel=3
+        )
+
+
+def score_rule_sets(
+    rule_sets: Sequence[RuleSet],
+    predict: Callable[[Any], Any],
+    sampler: GroupSampler,
+    *,
+    supports: Sequence[float] | None = None,
+    favorable: Any = 1,
+    sample_thr: int = 1000,
+    error_thr: float = 0.05,
+    confidence: float = 0.95,
+    z: float | None = None,
+    interval: str = "wald",
+    check_from: int | None = None,
+    max_samples: int | None = None,
+    batch_size: int | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    random_state: int | np.random.Generator | None = None,
+    progress: bool = False,
+) -> list[GroupScore]:
+    """Run Algorithm 2 on each rule set, each with its own independent sample streams.
+
+    Rule set ``i`` uses the ``i``-th child of ``random_state``'s seed sequence, so its score
+    does not depend on the other rule sets or on ``batch_size``. Rule sets one of whose
+    groups cannot be sampled are skipped with a :class:`SkippedRuleSetWarning`.
+
+    Parameters
+    ----------
+    rule_sets : sequence of RuleSet
+    predict, sampler, favorable, sample_thr, error_thr, confidence, z, interval, check_from,
+    max_samples, batch_size, chunk_size
+        As in :func:`~pcfair.audits.testsgd.group_fairness_score`.
+    supports : sequence of float, optional
+        Support of each rule set, copied into the results.
+    random_state : int, Generator or None
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    list of GroupScore
+        In the order of ``rule_sets`` (skipped ones left out).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.audits.testsgd import (CategoricalRule, RuleSet, SensitiveSpec,
+    ...     TabularPerturbationSampler)
+    >>> df = pd.DataFrame({"g": ["F", "M"] * 50, "x": range(100)})
+    >>> sampler = TabularPerturbationSampler().fit(df, [SensitiveSpec.categorical("g", ["F", "M"])])
+    >>> sets = [RuleSet([CategoricalRule("g", (v,))]) for v in ("F", "M")]
+    >>> [s.score for s in score_rule_sets(sets, lambda b: (b["g"] == "F").astype(int), sampler)]
+    [1.0, 1.0]
+    """
+    rule_sets = list(rule_sets)
+    if supports is None:
+        supports = [math.nan] * len(rule_sets)
+    if len(supports) != len(rule_sets):
+        raise DataError(f"{len(supports)} supports given for {len(rule_sets)} rule sets")
+    st = _settings(favorable, sample_thr, error_thr, confidence, z, interval, check_from, max_samples)
+    children = seed_sequence(random_state).spawn(len(rule_sets))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(rule_sets), desc="TestSGD", unit="rule set")
+    try:
+        results = score_many(
+            predict, sampler, rule_sets, children, st, supports=supports, batch_size=batch_size,
+            chunk_size=chunk_size, on_done=None if bar is None else (lambda: bar.update(1)),
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    out = [r for r in results if isinstance(r, GroupScore)]
+    skipped = [rs.render() for rs, r in zip(rule_sets, results) if not isinstance(r, GroupScore)]
+    _warn_skipped("whose group or complement cannot be sampled", skipped)
+    return out
+
+
+def scores_to_frame(scores: Sequence[GroupScore]) -> pd.DataFrame:
+    """Rank scores into the audit frame (highest score first; ties: larger support, then text).
+
+    The frame's index holds the :class:`RuleSet` objects (named ``"rules"``); the
+    ``rule_set`` column holds their text.
+
+    Examples
+    --------
+    >>> from pcfair.audits.testsgd import score_from_counts
+    >>> scores_to_frame([score_from_counts(283, 91, 1000)])[["score", "margin"]].round(4).to_dict("records")
+    [{'score': 0.192, 'margin': 0.0457}]
+    """
+    rows = []
+    for s in scores:
+        d = s.to_dict()
+        d["size"] = 0 if s.rule_set is None else len(s.rule_set)
+        rows.append(d)
+    frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    frame.index = pd.Index([s.rule_set for s in scores], dtype=object, name="rules")
+    if len(frame):
+        order = sorted(
+            range(len(frame)),
+            key=lambda i: (-frame["score"].iat[i], -np.nan_to_num(frame["support"].iat[i], nan=-1.0),
+                           str(frame["rule_set"].iat[i])),
+        )
+        frame = frame.iloc[order]
+    frame = frame.astype({"n_samples": np.int64, "n_queries": np.int64, "size": np.int64, "converged": bool})
+    return frame
+
+
+def flagged(results: pd.DataFrame, xi: float, *, mode: str = "point") -> pd.DataFrame:
+    """Rule sets reported as discriminated against at tolerance ``xi`` (Def. 2.3).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The frame from :func:`audit`.
+    xi : float
+        The tolerance; the paper never fixes a number.
+    mode : {"point", "conservative"}
+        ``"point"`` (the paper): score > xi. ``"conservative"``: score - margin > xi.
+
+    Examples
+    --------
+    >>> from pcfair.audits.testsgd import score_from_counts
+    >>> res = scores_to_frame([score_from_counts(283, 91, 1000)])
+    >>> len(flagged(res, 0.15)), len(flagged(res, 0.15, mode="conservative"))
+    (1, 0)
+    """
+    if mode not in FLAG_MODES:
+        raise SpecError(f"mode={mode!r} is not one of {list(FLAG_MODES)}")
+    value = results["score"] if mode == "point" else results["score"] - results["margin"]
+    return results[value > xi]
+
+
+def audit(
+    data: pd.DataFrame,
+    predict: Callable[[Any], Any],
+    *,
+    sensitive: Any,
+    favorable: Any = 1,
+    sup_thr: float = 0.05,
+    sample_thr: int = 1000,
+    error_thr: float = 0.05,
+    confidence: float = 0.95,
+    bins: int = 10,
+    sampler: GroupSampler | None = None,
+    random_state: int | np.random.Generator | None = None,
+    text_column: str | None = None,
+    domains: Mapping[str, tuple[float, float]] | None = None,
+    interval: str = "wald",
+    z: float | None = None,
+    check_from: int | None = None,
+    support_mode: str = "conjunction",
+    categorical_rules: str = "subsets",
+    range_rules: str = "contiguous",
+    include_full_range: bool = False,
+    min_complement_support: float = 0.0,
+    max_values: int = 16,
+    batch_size: int | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Test a model for subtle group discrimination with TestSGD.
+
+    Mines the frequent rule sets over the sensitive features (Algorithm 1), estimates each
+    one's group fairness score f = |P(M(x) = l | R) - P(M(x) = l | not R)| by sequential
+    sampling within a margin (Algorithm 2), and ranks them by f.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame of shape (n_rows, n_columns)
+        The dataset D, in the form ``predict`` takes (drop the label column); for text, a
+        frame with the documents in ``text_column``.
+    predict : callable
+        ``predict(batch) -> labels`` (or class scores, reduced by argmax), on a DataFrame
+        with D's columns or on a list of texts.
+    sensitive : sequence or mapping
+        The sensitive features; see :func:`~pcfair.audits.testsgd.resolve_specs`. For text,
+        term-category names (``["gender", "religion"]``) or a mapping name -> terms.
+    favorable : label
+        l, the favourable label (``True``/1 in the paper's experiments).
+    sup_thr : float
+        theta, the minimum support of a rule set (5%).
+    sample_thr : int
+        Minimum samples per group (1000).
+    error_thr : float
+        Margin the score is estimated within (0.05).
+    confidence : float
+        Confidence of each group's estimate (0.95, so z = 1.96 and joint 0.9025).
+    bins : int
+        K, equal-width bins of continuous features (10).
+    sampler : GroupSampler, optional
+        Default: :class:`TabularPerturbationSampler` (structured) or
+        :class:`TermReplacementSampler` (text), the paper's samplers.
+        :class:`PCConditionalSampler` draws from a probabilistic circuit instead.
+    random_state : int, Generator or None
+    text_column : str, optional
+        Text data: the column with the documents.
+    domains : mapping, optional
+        ``(lo, hi)`` of continuous features (default: data min and max); e.g. ``(0, 100)``
+        for age gives the paper's round bin edges.
+    interval, z, check_from
+        See :func:`~pcfair.audits.testsgd.group_fairness_score`.
+    support_mode, categorical_rules, range_rules, include_full_range, max_values
+        See :func:`~pcfair.audits.testsgd.frequent_rule_sets`.
+    min_complement_support : float
+        Skip rule sets whose complement is rarer than this in D (0: only empty complements,
+        which cannot be sampled, are skipped).
+    batch_size : int, optional
+        Largest number of inputs per ``predict`` call (default 65536); several rule sets
+        share a call. ``predict`` must label each input independently of the others.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per scored rule set, highest score first, with columns
+        :data:`RESULT_COLUMNS`: ``rule_set`` (text), ``score`` (f), ``p_group``,
+        ``p_rest``, ``margin`` (eps), ``n_samples`` (per group), ``support``,
+        ``difference`` (p_group - p_rest), ``margin_group``, ``margin_rest``,
+        ``n_queries``, ``confidence`` (joint), ``interval``, ``converged``, ``sampler`` and
+        ``size``. The index holds the :class:`RuleSet` objects.
+
+    Warns
+    -----
+    SkippedRuleSetWarning
+        Frequent rule sets with an empty (or too rare) complement, or an empty group.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"sex": rng.choice(["F", "M"], 400), "x": rng.integers(0, 10, 400)})
+    >>> predict = lambda b: ((b["sex"] == "M") | (b["x"] > 7)).astype(int)
+    >>> res = audit(df, predict, sensitive=["sex"], random_state=0)
+    >>> sorted(res["rule_set"]), bool(res["score"].iloc[0] > 0.6)
+    (['sex=F', 'sex=M'], True)
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if not 0.0 <= min_complement_support <= 1.0:
+        raise SpecError(f"min_complement_support must be in [0, 1], got {min_complement_support}")
+    specs = resolve_specs(data, sensitive, bins=bins, domains=domains, text_column=text_column)
+    mined = frequent_rule_sets(
+        data, specs, sup_thr=sup_thr, support_mode=support_mode, categorical_rules=categorical_rules,
+        range_rules=range_rules, include_full_range=include_full_range, max_values=max_values,
+    )
+    n = len(data)
+    empty_rest = mined["count"].to_numpy() >= n
+    rare_rest = (1.0 - mined["support"].to_numpy()) < min_complement_support
+    empty_group = mined["count"].to_numpy() == 0
+    drop = empty_rest | rare_rest | empty_group
+    _warn_skipped("with an empty complement in the data", mined.loc[empty_rest, "text"].tolist())
+    _warn_skipped(
+        f"with complement support below {min_complement_support}",
+        mined.loc[rare_rest & ~empty_rest, "text"].tolist(),
+    )
+    _warn_skipped("with no member in the data", mined.loc[empty_group & ~empty_rest, "text"].tolist())
+    kept = mined[~drop]
+    if sampler is None:
+        text = any(s.kind == "term_category" for s in specs)
+        sampler = TermReplacementSampler() if text else TabularPerturbationSampler()
+    sampler.fit(data, specs)
+    scores = score_rule_sets(
+        kept["rule_set"].tolist(), predict, sampler, supports=kept["support"].tolist(),
+        favorable=favorable, sample_thr=sample_thr, error_thr=error_thr, confidence=confidence,
+        z=z, interval=interval, check_from=check_from, batch_size=batch_size,
+        random_state=random_state, progress=progress,
+    )
+    return scores_to_frame(scores)

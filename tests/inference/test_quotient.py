@@ -1,0 +1,183 @@
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import pcfair
+from pcfair.circuit import CircuitBuilder, Vtree
+from pcfair.inference.quotient import conditional_bounds, max_quotient
+from conftest import SHARED_CIRCUITS, requires_shared
+from _pcgen import joint_table, random_mixture, random_psdd, random_vtree
+
+
+def _load(name, vtree):
+    return pcfair.load(SHARED_CIRCUITS / name, vtree=SHARED_CIRCUITS / vtree)
+
+
+@requires_shared
+@pytest.mark.parametrize("a,b,value,arg", [
+    (1, 2, 40 / 7, [0, 0]), (2, 1, 2.52, [1, 0]), (2, 3, 2.1, [1, 0]),
+    (1, 3, 4 / 3, [0, 0]), (3, 1, 2.0, [0, 1]),
+])
+def test_simple2_max_quotient_golden(a, b, value, arg):
+    p = _load(f"simple2.{a}.psdd", "simple2.vtree")
+    q = _load(f"simple2.{b}.psdd", "simple2.vtree")
+    r = max_quotient(p, q)
+    assert np.exp(r.value) == pytest.approx(value, rel=1e-9)
+    assert r.assignment.tolist() == arg and r.exact
+
+
+@requires_shared
+def test_simple2_with_evidence():
+    p = _load("simple2.1.psdd", "simple2.vtree")
+    q = _load("simple2.2.psdd", "simple2.vtree")
+    r = max_quotient(p, q, {"2": 1})
+    assert np.exp(r.value) == pytest.approx(10 / 3, rel=1e-9)
+    assert r.assignment[0] == 0
+
+
+@requires_shared
+def test_nltcs_pair_golden_and_marginalized_soundness():
+    P = pcfair.load(SHARED_CIRCUITS / "nltcs.psdd")
+    Q = pcfair.load(SHARED_CIRCUITS / "nltcs.clt.psdd", vtree=SHARED_CIRCUITS / "nltcs.vtree")
+    r = max_quotient(P, Q, assume_deterministic=True)
+    assert r.value == pytest.approx(9.906816639409, abs=1e-9)
+    assert "".join(map(str, r.assignment)) == "1101111110010011"
+    r1 = max_quotient(P, Q, {"1": 1}, assume_deterministic=True)
+    assert r1.value == pytest.approx(r.value, abs=1e-9)
+    r = max_quotient(Q, P, assume_deterministic=True)
+    assert -r.value == pytest.approx(-10.984925596743, abs=1e-9)
+    assert "".join(map(str, r.assignment)) == "0010000010001001"
+    # x4 marginalised: true max 9.7135347023; the unsound rule gives 9.6929 (below it)
+    r = max_quotient(P, Q, marginalized=["4"], assume_deterministic=True)
+    assert r.value >= 9.7135347023 - 1e-9
+    assert not r.exact
+    r = max_quotient(P, Q, marginalized=["16"], assume_deterministic=True)
+    assert r.value >= 8.7574915303 - 1e-9
+
+
+def test_refuses_non_deterministic_and_incompatible():
+    rng = np.random.default_rng(0)
+    mix = random_mixture(rng, [2, 2, 2])
+    with pytest.raises(pcfair.StructureError, match="not deterministic"):
+        max_quotient(mix, mix)
+    b = CircuitBuilder(4)
+    p = random_psdd(rng, [2, 2, 2, 2], vtree=Vtree.from_nested(((0, 1), (2, 3))), zeros=False)
+    q = random_psdd(rng, [2, 2, 2, 2], vtree=Vtree.from_nested(((0, 2), (1, 3))), zeros=False)
+    q = q.with_vtree(None)
+    del b
+    with pytest.raises(pcfair.StructureError):
+        max_quotient(p, q)
+
+
+def _brute_quotient(p, q, ev, marg):
+    xs, pp = joint_table(p)
+    _, qq = joint_table(q)
+    n = xs.shape[1]
+    free = [v for v in range(n) if ev[v] < 0 and v not in marg]
+    best = -np.inf
+    for u in itertools.product(*[range(int(p.variables.cardinalities[v])) for v in free]):
+        mask = np.ones(len(xs), bool)
+        for v in range(n):
+            if ev[v] >= 0:
+                mask &= xs[:, v] == ev[v]
+        for v, val in zip(free, u):
+            mask &= xs[:, v] == val
+        a, b = pp[mask].sum(), qq[mask].sum()
+        if a > 0 and b > 0:
+            best = max(best, np.log(a) - np.log(b))
+    return best
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(2, 3), min_size=2, max_size=5))
+def test_max_quotient_matches_brute_force(seed, cards):
+    rng = np.random.default_rng(seed)
+    vt = random_vtree(rng, len(cards))
+    p = random_psdd(rng, cards, vt, zeros=False)
+    q = random_psdd(rng, cards, vt, zeros=False)
+    n = len(cards)
+    ev = np.full(n, -1)
+    for v in rng.choice(n, size=int(rng.integers(0, n)), replace=False):
+        ev[v] = rng.integers(cards[v])
+    candidates = [v for v in range(n) if ev[v] < 0]
+    marg = [v for v in candidates if rng.random() < 0.3]
+    evd = {f"x{v}": int(ev[v]) for v in range(n) if ev[v] >= 0}
+    r = max_quotient(p, q, evd, marginalized=[f"x{v}" for v in marg])
+    want = _brute_quotient(p, q, ev, marg)
+    assert r.feasible == np.isfinite(want)
+    if r.feasible:
+        assert r.value >= want - 1e-9  # always a sound upper bound
+        if r.exact:
+            assert r.value == pytest.approx(want, abs=1e-9)
+        if not marg:
+            assert r.exact
+            # the arg-max attains the value
+            x = np.where(ev >= 0, ev, r.assignment)
+            lp = p.log_marginal(x[None])[0] - q.log_marginal(x[None])[0]
+            assert lp == pytest.approx(r.value, abs=1e-9)
+
+
+def _brute_bounds(pc, d, ev, marg, fav=1):
+    xs, pp = joint_table(pc)
+    n = xs.shape[1]
+    free = [v for v in range(n) if ev[v] < 0 and v not in marg and v != d]
+    vals = []
+    for u in itertools.product(*[range(int(pc.variables.cardinalities[v])) for v in free]):
+        mask = np.ones(len(xs), bool)
+        for v in range(n):
+            if ev[v] >= 0:
+                mask &= xs[:, v] == ev[v]
+        for v, val in zip(free, u):
+            mask &= xs[:, v] == val
+        tot = pp[mask].sum()
+        if tot > 0:
+            vals.append(pp[mask & (xs[:, d] == fav)].sum() / tot)
+    return (min(vals), max(vals)) if vals else None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(2, 3), min_size=1, max_size=4),
+       st.booleans())
+def test_conditional_bounds_match_brute_force(seed, cards, zeros):
+    rng = np.random.default_rng(seed)
+    cards = [2] + cards  # x0 is the binary decision, anywhere in the vtree
+    pc = random_psdd(rng, cards, zeros=zeros)
+    n = len(cards)
+    ev = np.full(n, -1)
+    for v in rng.choice(np.arange(1, n), size=int(rng.integers(0, n - 1)), replace=False):
+        ev[v] = rng.integers(cards[v])
+    marg = [v for v in range(1, n) if ev[v] < 0 and rng.random() < 0.3]
+    want = _brute_bounds(pc, 0, ev, marg)
+    evd = {f"x{v}": int(ev[v]) for v in range(n) if ev[v] >= 0}
+    if want is None:
+        with pytest.raises(pcfair.EvidenceError):
+            conditional_bounds(pc, "x0", evd, marginalized=[f"x{v}" for v in marg])
+        return
+    r = conditional_bounds(pc, "x0", evd, marginalized=[f"x{v}" for v in marg])
+    assert r.max >= want[1] - 1e-9 and r.min <= want[0] + 1e-9  # sound
+    if r.exact:
+        assert r.max == pytest.approx(want[1], abs=1e-9)
+        assert r.min == pytest.approx(want[0], abs=1e-9)
+    if not marg:
+        assert r.exact
+
+
+def test_conditional_bounds_example_and_errors():
+    b = CircuitBuilder({"d": [0, 1], "x": [0, 1], "y": ["a", "b", "c"]})
+    root = b.decision([
+        (b.indicator("d", 1), b.product(b.categorical("x", [0.2, 0.8]),
+                                        b.categorical("y", [0.3, 0.3, 0.4])), 0.5),
+        (b.indicator("d", 0), b.product(b.categorical("x", [0.6, 0.4]),
+                                        b.categorical("y", [0.5, 0.25, 0.25])), 0.5),
+    ])
+    pc = b.build(root)
+    r = conditional_bounds(pc, "d", {"y": "c"})
+    assert r.argmax == {"x": 1}
+    want = 0.8 * 0.4 / (0.8 * 0.4 + 0.4 * 0.25)
+    assert r.max == pytest.approx(want)
+    with pytest.raises(pcfair.VariableError):
+        conditional_bounds(pc, "d", {"d": 1})
+    with pytest.raises(pcfair.VariableError, match="binary"):
+        conditional_bounds(pc, "y")
