@@ -320,3 +320,42 @@ def test_cli_text_audit(tmp_path, monkeypatch, capsys):
                  "--sensitive", "gender", "religion", "--sample-thr", "200", "--xi", "0.5", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["results"][0]["rule_set"] == '"gay", "muslim"'
+
+
+def _naive_bayes_circuit(frame: pd.DataFrame, target: str):
+    """A naive Bayes model written as a pcfair circuit, parameters counted from ``frame``."""
+    from pcfair.circuit import CircuitBuilder
+
+    builder = CircuitBuilder({c: [0, 1] for c in frame.columns})
+    branches, priors = [], []
+    for label in (0, 1):
+        rows = frame[frame[target] == label]
+        priors.append(len(rows) / len(frame))
+        leaves = [builder.categorical(c, [(np.sum(rows[c] == v) + 1) / (len(rows) + 2) for v in (0, 1)])
+                  for c in frame.columns if c != target]
+        branches.append(builder.product(builder.indicator(target, label), *leaves))
+    return builder.build(builder.sum(branches, weights=priors))
+
+
+def test_cli_audits_a_circuit_file(tmp_path, capsys):
+    pcfair = pytest.importorskip("pcfair")
+    if not hasattr(pcfair, "save") or not hasattr(pcfair, "load"):
+        pytest.skip("pcfair.load/save are not available")
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({"s": rng.integers(0, 2, n), "a": rng.integers(0, 2, n), "b": rng.integers(0, 2, n)})
+    frame["y"] = ((frame["a"] + frame["b"] + (frame["s"] == 0) + (rng.random(n) < 0.3)) >= 2).astype(int)
+    pc = _naive_bayes_circuit(frame, "y")
+    path = tmp_path / "nb.json"
+    pcfair.save(pc, path)
+    csv = tmp_path / "data.csv"
+    frame.to_csv(csv, index=False)
+    code = main(["audit", "testsgd", str(csv), "--model", str(path), "--target", "y", "--sensitive", "s",
+                 "--sample-thr", "300", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["n_rule_sets"] == 2
+    # s = 0 raises the odds of y = 1, so the circuit favours the group s=0.
+    top = out["results"][0]
+    assert top["score"] > 0.05
+    assert (top["rule_set"] == "s=0") == (top["difference"] > 0)
+    assert main(["audit", "testsgd", str(csv), "--model", str(path), "--sensitive", "s"]) == 2

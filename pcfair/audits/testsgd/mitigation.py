@@ -67,6 +67,11 @@ class MitigationResult:
     steps : pandas.DataFrame
         One row per setting tried: ``n_added``, ``score``, ``p_group``, ``p_rest``,
         ``margin``, ``accuracy``, ``eligible``.
+
+    Examples
+    --------
+    :func:`mitigate` returns one; its example reads ``res.before.score`` and
+    ``res.after.score``.
     """
 
     rule_set: RuleSet

@@ -42,7 +42,13 @@ def _texts(data: pd.DataFrame, column: str) -> list[str]:
 
 
 class Rule(abc.ABC):
-    """A condition on exactly one sensitive feature (abstract base)."""
+    """A condition on exactly one sensitive feature (abstract base).
+
+    Examples
+    --------
+    >>> isinstance(CategoricalRule("sex", ("F",)), Rule)
+    True
+    """
 
     feature: str
 

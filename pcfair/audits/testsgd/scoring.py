@@ -80,6 +80,12 @@ class GroupScore:
         Name of the sampler that drew the samples.
     support : float
         Support of R in D when known (NaN otherwise).
+
+    Examples
+    --------
+    >>> s = score_from_counts(283, 91, 1000)
+    >>> s.score, s.n_samples, s.confidence
+    (0.19199999999999998, 1000, 0.9025)
     """
 
     rule_set: RuleSet | None

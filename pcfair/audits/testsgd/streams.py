@@ -35,6 +35,12 @@ class GroupSampler(Protocol):
     returns it; ``sample(rule_set, n, in_group=..., random_state=...)`` returns ``n`` inputs
     of the group (or of its complement) as one batch the model accepts. ``name`` labels the
     results obtained with the sampler.
+
+    Examples
+    --------
+    >>> from pcfair.audits.testsgd import TabularPerturbationSampler
+    >>> isinstance(TabularPerturbationSampler(), GroupSampler)
+    True
     """
 
     name: str
@@ -66,11 +72,6 @@ def seed_sequence(random_state: int | np.random.Generator | None) -> np.random.S
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(random_state.integers(0, 2**63 - 1, size=4).tolist())
     return np.random.SeedSequence(random_state)
-
-
-def batch_length(batch: Batch) -> int:
-    """Number of inputs in a batch."""
-    return len(batch)
 
 
 def concat_batches(batches: Sequence[Batch]) -> Batch:
@@ -198,14 +199,3 @@ class SampleStream:
         raw = self.take_raw(n)
         return self.sampler.materialize(self.rule_set, raw) if self.uses_plans else raw
 
-
-def take_pair(stream_group: SampleStream, stream_rest: SampleStream, n: int) -> Batch:
-    """The next ``n`` samples of each of two streams of one sampler, as one batch (group first)."""
-    a, b = stream_group.take_raw(n), stream_rest.take_raw(n)
-    if stream_group.uses_plans and stream_rest.uses_plans and stream_group.sampler is stream_rest.sampler:
-        return stream_group.sampler.materialize(stream_group.rule_set, np.concatenate([a, b], axis=0))
-    if stream_group.uses_plans:
-        a = stream_group.sampler.materialize(stream_group.rule_set, a)
-    if stream_rest.uses_plans:
-        b = stream_rest.sampler.materialize(stream_rest.rule_set, b)
-    return concat_batches([a, b])

@@ -38,7 +38,8 @@ def _suffix(path: Path) -> str:
 def _sibling_vtree(path: Path) -> Path | None:
     gz = path.name.endswith(".gz")
     stem = Path(path.name[:-3] if gz else path.name).stem
-    for cand in (path.with_name(stem + ".vtree"), path.with_name(stem + ".vtree.gz")):
+    names = [stem + ".vtree.gz", stem + ".vtree"] if gz else [stem + ".vtree", stem + ".vtree.gz"]
+    for cand in (path.with_name(n) for n in names):
         if cand.is_file():
             return cand
     return None

@@ -196,7 +196,11 @@ def read_psdd(path: str | os.PathLike, vtree: Vtree | None = None) -> Circuit:
 
 
 def format_psdd(circuit: Circuit, vtree: Vtree | None = None) -> str:
-    """PSDD text (LearnPSDD dialect) with vtree ids in the in-order numbering of ``vtree``."""
+    """PSDD text with vtree ids in the in-order numbering of ``vtree``.
+
+    The LearnPSDD dialect is written, unless some Bernoulli leaf has ``P(x=1)`` so close to 1
+    that ``log θ`` alone cannot carry ``P(x=0)``; then every ``T`` record carries both logs
+    (the C++ dialect, which pcfair and the C++ PSDD package read)."""
     from pcfair.circuit.properties import node_vtree_nodes
 
     vtree = vtree if vtree is not None else circuit.vtree
@@ -221,6 +225,16 @@ def format_psdd(circuit: Circuit, vtree: Vtree | None = None) -> str:
         f"psdd {circuit.num_nodes}",
     ]
     lognorm = circuit.leaf_lognorm
+    # log θ alone loses P(x=0) when θ rounds to 1; then write both logs (the C++ dialect)
+    two_params = False
+    for i in np.flatnonzero(circuit.kind == CATEGORICAL):
+        p0, p1 = circuit.params[circuit.param_ptr[i] : circuit.param_ptr[i] + 2]
+        back = _log1mexp(p1)
+        if back != p0 and not (np.isfinite(p0) and abs(back - p0) <= 1e-12 * max(1.0, abs(p0))):
+            two_params = True
+            break
+    if two_params:
+        lines.insert(5, "c (T records carry log(P(variable=0)) log(P(variable=1)): the C++ dialect)")
     for i in range(circuit.num_nodes):
         k = circuit.kind[i]
         vt = int(inorder[vt_of[i]]) if vt_of[i] >= 0 else 0
@@ -231,8 +245,9 @@ def format_psdd(circuit: Circuit, vtree: Vtree | None = None) -> str:
             if abs(lognorm[i]) > 1e-9:
                 raise StructureError(f"{circuit.describe_node(i)} is not normalised; a PSDD "
                                      "T node must be")
-            lt = circuit.params[circuit.param_ptr[i] + 1]
-            lines.append(f"T {i} {vt} {int(circuit.var[i]) + 1} {format_float(lt)}")
+            p0, p1 = circuit.params[circuit.param_ptr[i] : circuit.param_ptr[i] + 2]
+            logs = f"{format_float(p0)} {format_float(p1)}" if two_params else format_float(p1)
+            lines.append(f"T {i} {vt} {int(circuit.var[i]) + 1} {logs}")
         elif k == PRODUCT:
             raise StructureError(f"{circuit.describe_node(i)}: .psdd stores products only as "
                                  "decision elements; save this circuit as .json or .jpc")
