@@ -279,6 +279,13 @@ class Circuit:
 
         return sample(self, n, evidence=evidence, random_state=random_state)
 
+    def map(self, evidence=None) -> tuple[dict, float]:
+        """Most probable completion of ``evidence`` and its log-probability (max-product;
+        exact for deterministic circuits). See :func:`pcfair.inference.map_assignment`."""
+        from pcfair.inference.sampling import map_assignment
+
+        return map_assignment(self, evidence)
+
     def properties(self, *, exhaustive_limit: int = 16,
                    pairwise_budget: int = 50_000) -> "PropertyReport":
         """Check smoothness, decomposability, determinism and structured decomposability.

@@ -309,5 +309,7 @@ def test_input_errors_name_the_problem(sim):
         _scan(df, direction="up")
     with pytest.raises(CBSOptionError, match="n_permutations"):
         _scan(df, n_permutations=-1)
+    with pytest.raises(CBSOptionError, match="propensity='forest'"):
+        _scan(df, propensity="forest")
     with pytest.raises(PCFairError):
         _scan(df, protected=("sex", "Male"), covariates=["sex", "age"])

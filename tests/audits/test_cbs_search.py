@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_cbs_oracle import brute_force_scan, brute_force_step, subgroup_score
 
 from pcfair.audits.cbs import (
@@ -74,6 +76,19 @@ def _check_step(seed, arity, n, kind, direction, lam):
 @pytest.mark.parametrize("arity", [2, 4, 7])
 def test_coordinate_step_equals_brute_force(kind, direction, lam, arity):
     _check_step(seed=arity * 7 + 1, arity=arity, n=250, kind=kind, direction=direction, lam=lam)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    arity=st.integers(2, 5),
+    n=st.integers(20, 120),
+    kind=st.sampled_from(KINDS),
+    direction=st.sampled_from(DIRECTIONS),
+    lam=st.sampled_from(PENALTIES + (2.0,)),
+)
+def test_coordinate_step_equals_brute_force_property(seed, arity, n, kind, direction, lam):
+    _check_step(seed, arity, n, kind, direction, lam)
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from pcfair.audits.cbs.expectations import _expectations_from_codes, fit_propens
 from pcfair.audits.cbs.models import as_predict_function, circuit_predictor
 from pcfair.audits.cbs.options import (
     CBSOptionError,
+    check_choice,
     check_penalty,
     check_positive_int,
     direction_sign,
@@ -399,6 +400,10 @@ def conditional_bias_scan(
         raise CBSOptionError(f"threshold={threshold!r} must lie in (0, 1]")
     if not (C > 0):
         raise CBSOptionError(f"C={C!r} must be > 0")
+    if isinstance(propensity, str):
+        check_choice("propensity", propensity, ("logistic",))
+    elif not callable(propensity):
+        raise CBSOptionError("propensity must be 'logistic' or a callable fit(X, a)")
 
     a, protected_label, sensitive = _resolve_protected(df, protected)
     if a.all():
@@ -459,8 +464,6 @@ def conditional_bias_scan(
     cfg = _Config(
         d, direction, lam, n_restarts, sigma, float(C), bool(interactions), propensity, estimator
     )
-    if not isinstance(propensity, str) and not callable(propensity):
-        raise CBSOptionError("propensity must be 'logistic' or a callable fit(X, a)")
 
     rng = np.random.default_rng(random_state)
     scan_seed = int(rng.integers(0, 2**63 - 1))

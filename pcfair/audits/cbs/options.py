@@ -56,9 +56,9 @@ def check_penalty(penalty: float) -> float:
 
 def check_positive_int(option: str, value: int, minimum: int = 1) -> int:
     """An integer option that must be at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not hasattr(value, "__index__"):
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise CBSOptionError(f"{option}={value!r} must be an integer >= {minimum}")
-    ivalue = int(value)
+    ivalue = int(value.__index__())
     if ivalue < minimum:
         raise CBSOptionError(f"{option}={value!r} must be an integer >= {minimum}")
     return ivalue
