@@ -10,7 +10,6 @@ import numpy as np
 from numba import njit, prange
 
 NEG_INF = -np.inf
-_CHUNK = 64
 
 
 @njit(cache=True, inline="always")
@@ -33,6 +32,13 @@ def _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_
         else:
             lo = edge_ptr[i]
             hi = edge_ptr[i + 1]
+            if hi - lo == 1:  # single element (common in PSDDs): no log-sum-exp
+                t = edge_logw[lo] + buf[edge_a[lo]]
+                b = edge_b[lo]
+                if b >= 0:
+                    t += buf[b]
+                buf[i] = t
+                continue
             m = NEG_INF
             for e in range(lo, hi):
                 t = edge_logw[e] + buf[edge_a[e]]
@@ -44,6 +50,9 @@ def _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_
                     m = t
             if m == NEG_INF:
                 buf[i] = NEG_INF
+            elif hi - lo == 2:
+                d = scratch[0] + scratch[1] - 2.0 * m  # = -(|t0 - t1|)
+                buf[i] = m + np.log1p(np.exp(d))
             else:
                 s = 0.0
                 for j in range(hi - lo):
@@ -51,20 +60,103 @@ def _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_
                 buf[i] = m + np.log(s)
 
 
+_BLOCK = 16
+
+
+@njit(cache=True)
+def _sweep_block(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
+                 edge_logw, ev, nb, buf, t0, mx):
+    """Bottom-up sweep for ``nb`` <= _BLOCK rows at once; ``buf[i, r]`` is node i, row r, and
+    ``ev[x, r]`` the (transposed) evidence block.
+
+    Node-major over a small block of rows: each node's children are read as short contiguous
+    runs, and the inner loops over rows vectorise."""
+    n = kind.shape[0]
+    for i in range(n):
+        k = kind[i]
+        if k == 0:
+            x = var[i]
+            val = value[i]
+            for r in range(nb):
+                o = ev[x, r]
+                buf[i, r] = 0.0 if (o < 0 or o == val) else NEG_INF
+        elif k == 1:
+            x = var[i]
+            p = param_ptr[i]
+            ln = lognorm[i]
+            for r in range(nb):
+                o = ev[x, r]
+                buf[i, r] = ln if o < 0 else params[p + o]
+        elif k == 2:
+            for r in range(nb):
+                buf[i, r] = 0.0
+            for e in range(edge_ptr[i], edge_ptr[i + 1]):
+                a = edge_a[e]
+                for r in range(nb):
+                    buf[i, r] += buf[a, r]
+        else:
+            lo = edge_ptr[i]
+            hi = edge_ptr[i + 1]
+            if hi - lo == 1:
+                w = edge_logw[lo]
+                a = edge_a[lo]
+                b = edge_b[lo]
+                if b >= 0:
+                    for r in range(nb):
+                        buf[i, r] = w + buf[a, r] + buf[b, r]
+                else:
+                    for r in range(nb):
+                        buf[i, r] = w + buf[a, r]
+                continue
+            for r in range(nb):
+                mx[r] = NEG_INF
+            for e in range(lo, hi):
+                w = edge_logw[e]
+                a = edge_a[e]
+                b = edge_b[e]
+                for r in range(nb):
+                    t = w + buf[a, r]
+                    if b >= 0:
+                        t += buf[b, r]
+                    t0[e - lo, r] = t
+                    if t > mx[r]:
+                        mx[r] = t
+            for r in range(nb):
+                m = mx[r]
+                if m == NEG_INF:
+                    buf[i, r] = NEG_INF
+                    continue
+                acc = 0.0
+                for j in range(hi - lo):
+                    acc += np.exp(t0[j, r] - m)
+                buf[i, r] = m + np.log(acc)
+
+
 @njit(cache=True, parallel=True)
 def log_marginals_kernel(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
                          edge_logw, max_degree, evidence, out):
-    """Fill ``out[r]`` with log P(evidence[r]) (the root's value), rows split across threads."""
+    """Fill ``out[r]`` with log P(evidence[r]) (the root's value), row blocks split across
+    threads."""
     n_rows = evidence.shape[0]
     n = kind.shape[0]
-    n_chunks = (n_rows + _CHUNK - 1) // _CHUNK
-    for c in prange(n_chunks):
-        buf = np.empty(n)
-        scratch = np.empty(max(max_degree, 1))
-        for r in range(c * _CHUNK, min(n_rows, (c + 1) * _CHUNK)):
-            _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
-                   edge_logw, evidence[r], buf, scratch)
-            out[r] = buf[n - 1]
+    n_blocks = (n_rows + _BLOCK - 1) // _BLOCK
+    n_workers = min(n_blocks, 64)
+    per = (n_blocks + n_workers - 1) // max(n_workers, 1)
+    for w in prange(n_workers):
+        buf = np.empty((n, _BLOCK))
+        t0 = np.empty((max(max_degree, 1), _BLOCK))
+        mx = np.empty(_BLOCK)
+        evb = np.empty((evidence.shape[1], _BLOCK), evidence.dtype)
+        for blk in range(w * per, min(n_blocks, (w + 1) * per)):
+            r0 = blk * _BLOCK
+            nb = min(_BLOCK, n_rows - r0)
+            for r in range(nb):
+                for x in range(evidence.shape[1]):
+                    evb[x, r] = evidence[r0 + r, x]
+            _sweep_block(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a,
+                         edge_b, edge_logw, evb, nb, buf, t0, mx)
+            for r in range(nb):
+                out[r0 + r] = buf[n - 1, r]
 
 
 @njit(cache=True)

@@ -9,6 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from pcfair.audits.testsgd import (
@@ -105,6 +107,18 @@ def test_draws_are_prefix_consistent(tabular):
     parts = pd.concat([s1.take(5), s1.take(20), s1.take(1)], ignore_index=True)
     whole = SampleStream(sampler, R, False, 9, chunk_size=16).take(26)
     pd.testing.assert_frame_equal(parts, whole)
+
+
+@settings(max_examples=25, deadline=None)
+@given(sizes=st.lists(st.integers(0, 40), min_size=1, max_size=6), chunk=st.integers(1, 33))
+def test_stream_does_not_depend_on_how_it_is_cut(tabular, sizes, chunk):
+    _, specs, sampler = tabular
+    R = group_rule(specs)
+    cut = SampleStream(sampler, R, True, 4, chunk_size=chunk)
+    parts = [cut.take(k) for k in sizes]
+    whole = SampleStream(sampler, R, True, 4, chunk_size=chunk).take(sum(sizes))
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole)
+    assert cut.position == sum(sizes) and cut.drawn >= cut.position
 
 
 def test_string_features_move_to_a_neighbouring_category():

@@ -63,8 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--prediction", required=True, help="column of probabilities P (or labels)")
     p.add_argument("--recommendation", help="0/1 column Pbin (default: P >= --threshold)")
     p.add_argument("--threshold", type=float, default=0.5)
-    p.add_argument("--definition", choices=sorted(DEFINITIONS),
-                   help="a named fairness definition (replaces --family ... --event)")
+    p.add_argument("--definition", choices=sorted(DEFINITIONS), metavar="NAME",
+                   help="a named fairness definition of the paper's Table 1, replacing "
+                   "--family ... --event: " + ", ".join(sorted(DEFINITIONS)))
     p.add_argument("--family", choices=FAMILIES, default="separation")
     p.add_argument("--predictions", choices=PREDICTIONS, default="probabilities")
     p.add_argument("--condition-value", type=_condition, default=None,

@@ -544,6 +544,7 @@ def coordinate_step(
     direction: str = "positive",
     penalty: float = 1.0,
     sigma: float | None = None,
+    categories: Sequence[Sequence] | None = None,
 ) -> StepResult:
     """One exact coordinate step: the best value subset of ``attribute`` given the others.
 
@@ -573,7 +574,8 @@ def coordinate_step(
     [0, 1]
     """
     scanner = SubsetScanner(
-        covariates, event, expected, scorer, penalty=penalty, direction=direction, sigma=sigma
+        covariates, event, expected, scorer,
+        penalty=penalty, direction=direction, sigma=sigma, categories=categories,
     )
     return scanner.step(subgroup, attribute)
 
@@ -588,6 +590,7 @@ def score_subgroup(
     direction: str = "positive",
     penalty: float = 1.0,
     sigma: float | None = None,
+    categories: Sequence[Sequence] | None = None,
 ) -> tuple[float, float, int]:
     """Penalised score, maximising parameter and size of a fixed subgroup.
 
@@ -602,6 +605,7 @@ def score_subgroup(
     (8.228288, 2.333333, 100)
     """
     scanner = SubsetScanner(
-        covariates, event, expected, scorer, penalty=penalty, direction=direction, sigma=sigma
+        covariates, event, expected, scorer,
+        penalty=penalty, direction=direction, sigma=sigma, categories=categories,
     )
     return scanner.score(subgroup)

@@ -185,7 +185,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "testsgd",
         help="TestSGD: find rule sets over sensitive features the model treats differently",
-        description=__doc__.split("\n\n")[0],
+        description="Run TestSGD on a CSV file and a model: mine the frequent rule sets over the "
+                    "sensitive features and rank them by group fairness score. Give DATA first.",
     )
     p.add_argument("data", help="CSV file with the dataset D (one column per model input)")
     p.add_argument("--model", required=True,

@@ -45,6 +45,8 @@ Predict = Callable[[Any], Any]
 
 #: Default largest number of inputs per model call (rule sets are grouped up to it).
 DEFAULT_BATCH_ROWS = 65536
+#: Most rule sets sharing a model call (bounds the buffered sample plans).
+MAX_RULE_SETS_PER_CALL = 256
 
 
 @dataclass(frozen=True)
@@ -337,7 +339,7 @@ def score_many(
     rows = DEFAULT_BATCH_ROWS if batch_size is None else int(batch_size)
     if rows < 1:
         raise SpecError(f"batch_size must be >= 1, got {batch_size}")
-    per_wave = max(1, rows // (2 * st.first_check))
+    per_wave = min(MAX_RULE_SETS_PER_CALL, max(1, rows // (2 * st.first_check)))
     name = getattr(sampler, "name", type(sampler).__name__)
     supports = [math.nan] * len(rule_sets) if supports is None else list(supports)
     results: list[GroupScore | Exception] = []
