@@ -32,8 +32,11 @@ def _probs(rng, k, zeros=True):
 
 
 def random_psdd(rng: np.random.Generator, cards: list[int], vtree: Vtree | None = None,
-                max_elements: int = 3, zeros: bool = True):
-    """A smooth, deterministic, structured-decomposable circuit on a random (or given) vtree."""
+                max_elements: int = 3, zeros: bool = True, shared_primes: bool = False):
+    """A smooth, deterministic, structured-decomposable circuit on a random (or given) vtree.
+
+    With ``shared_primes`` some decision nodes repeat a prime with mutually exclusive subs
+    (determinism through the subs, the ``simple2.2`` shape)."""
     n = len(cards)
     vt = vtree if vtree is not None else random_vtree(rng, n)
     b = CircuitBuilder({f"x{i}": list(range(c)) for i, c in enumerate(cards)})
@@ -46,8 +49,13 @@ def random_psdd(rng: np.random.Generator, cards: list[int], vtree: Vtree | None 
             return b.categorical(f"x{x}", _probs(rng, cards[x], zeros))
         k = int(rng.integers(1, max_elements + 1))
         primes = partition(int(vt.left[v]), k)
-        ws = _probs(rng, len(primes), zeros)
-        return b.decision([(pr, gen(int(vt.right[v])), w) for pr, w in zip(primes, ws)])
+        elements = [(pr, gen(int(vt.right[v]))) for pr in primes]
+        if shared_primes and rng.random() < 0.5:
+            subs = partition(int(vt.right[v]), 2)
+            if len(subs) == 2:
+                elements = [(primes[0], s_) for s_ in subs] + elements[1:]
+        ws = _probs(rng, len(elements), zeros)
+        return b.decision([(pr, sb, w) for (pr, sb), w in zip(elements, ws)])
 
     def partition(v: int, k: int) -> list[int]:
         """Up to k nodes over vars(v) with pairwise disjoint supports."""

@@ -305,39 +305,50 @@ def _syntactically_exclusive(ca: dict, cb: dict) -> bool:
     return any(v in cb and not (vals & cb[v]) for v, vals in ca.items())
 
 
-def rightmost_primes_exclusive(c: Circuit, vtree: Vtree) -> bool:
-    """True when every sum on the vtree's right-most path has elements whose primes lie on the
-    left and subs on the right, with pairwise disjoint prime supports (needed for the exact
-    ratio-of-marginals shortcut)."""
+def rightmost_path_primes(c: Circuit, vtree: Vtree) -> tuple[np.ndarray, np.ndarray]:
+    """Prime structure of the sums on the vtree's right-most path, per vtree node.
+
+    Returns ``(exclusive, distinct_exclusive)`` boolean arrays over vtree nodes. At a path node
+    ``w``, ``exclusive[w]`` holds when every sum normalised for ``w`` has elements with the prime
+    on the left and the sub on the right, and pairwise disjoint prime supports (so its element
+    is chosen by left variables only); ``distinct_exclusive[w]`` allows elements to share a
+    prime node (determinism through the subs), asking only that distinct primes be disjoint.
+    Leaves and nodes off the path are True in both (nothing to choose there)."""
+    m = vtree.num_nodes
+    excl = np.ones(m, bool)
+    distinct = np.ones(m, bool)
     vt_of = node_vtree_nodes(c, vtree)
     vs = vtree.scopes
     scopes = c.scopes()
     on_path = vtree.on_rightmost_path
-    pending: list[tuple[int, int]] = []
+    pending: list[tuple[int, int, int]] = []
     for i in range(c.num_nodes):
-        if c.kind[i] != SUM or vt_of[i] < 0 or not on_path[vt_of[i]] or vtree.is_leaf(vt_of[i]):
-            continue
         w = int(vt_of[i])
+        if c.kind[i] != SUM or w < 0 or not on_path[w] or vtree.is_leaf(w):
+            continue
         lo, hi = c.edge_ptr[i], c.edge_ptr[i + 1]
         live = [e for e in range(lo, hi) if c.edge_logw[e] > -np.inf]
-        for e in live:
-            a, b = c.edge_a[e], c.edge_b[e]
-            if b < 0 or scopes[a] & vs[vtree.left[w]] != scopes[a] or \
-                    scopes[b] & vs[vtree.right[w]] != scopes[b]:
-                return False
+        if any(c.edge_b[e] < 0 or scopes[c.edge_a[e]] & vs[vtree.left[w]] != scopes[c.edge_a[e]]
+               or scopes[c.edge_b[e]] & vs[vtree.right[w]] != scopes[c.edge_b[e]] for e in live):
+            excl[w] = distinct[w] = False
+            continue
         for x, y in itertools.combinations(live, 2):
             pa, pb = int(c.edge_a[x]), int(c.edge_a[y])
+            if pa == pb:
+                excl[w] = False
+                continue
             sa, sb = _allowed_values(c, pa), _allowed_values(c, pb)
             if sa and sb and _syntactically_exclusive(sa, sb):
                 continue
-            pending.append((pa, pb))
+            pending.append((w, pa, pb))
     if pending:
         from pcfair.inference.quotient import PairPlan
 
-        hits, _ = _intersections(PairPlan(c, c, vtree, False), pending)
-        if any(hits):
-            return False
-    return True
+        hits, _ = _intersections(PairPlan(c, c, vtree), [(a, b) for _, a, b in pending])
+        for (w, _, _), hit in zip(pending, hits):
+            if hit:
+                excl[w] = distinct[w] = False
+    return excl, distinct
 
 
 def _intersections(plan, pairs: list[tuple[int, int]], budget: int | None = None
@@ -401,7 +412,7 @@ def _determinism(c: Circuit, structured_vtree: Vtree | None, exhaustive_limit: i
         from pcfair.inference.quotient import PairPlan
 
         tiers_used.add("pairwise")
-        plan = PairPlan(c, c, structured_vtree, False)
+        plan = PairPlan(c, c, structured_vtree)
         hits, state = _intersections(plan, [(n + x, n + y) for _, x, y in pairwise],
                                      pairwise_budget)
         reported: set[int] = set()

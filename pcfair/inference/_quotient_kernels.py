@@ -25,16 +25,62 @@ def _leaf_logp(kind, value, param_ptr, params, node, v):
 
 @njit(cache=True)
 def evaluate_plan(e_kind, e_pnode, e_qnode, e_var, e_vt, opt_ptr, opt_const, och_ptr, och,
+                  m_ptr, m_child, m_gp, m_gq, g_ptr, g_side, g_logw, g_sub,
                   p_kind, p_value, p_param_ptr, p_params, q_kind, q_value, q_param_ptr, q_params,
-                  card, ev_p, ev_q, free, shortcut_vt, val_p, val_q, out_val, out_ok, out_choice,
-                  out_marg_free):
+                  card, ev_p, ev_q, free, shortcut_vt, merge_vt, val_p, val_q, out_val, out_ok,
+                  out_choice, out_marg_free):
     """Evaluate every entry. ``shortcut_vt[w]`` marks vtree nodes whose pairs take the exact
-    ratio of marginals ``val_p[n] - val_q[m]``. ``out_choice`` holds the winning option (MAX) or
-    value (LEAF, −1 when not maximised). ``out_marg_free`` flags entries whose value maximised a
-    marginalised variable (then the value is an upper bound, not exact)."""
+    ratio of marginals ``val_p[n] - val_q[m]``; ``merge_vt[w]`` marks right-most-path nodes
+    whose right side is summed out, where elements sharing a prime are merged (their subs'
+    marginals summed) before the maximum over prime pairs. ``out_choice`` holds the winning
+    option (MAX; ``-3 - k`` for merge option ``k``) or value (LEAF, −1 when not maximised).
+    ``out_marg_free`` flags entries whose value maximised a marginalised variable (then the
+    value is an upper bound, not exact)."""
     n_entries = e_kind.shape[0]
+    gval = np.empty(max(1, g_side.shape[0]))
+    for g in range(g_side.shape[0]):
+        gval[g] = NEG_INF
     for i in range(n_entries):
         w = e_vt[i]
+        if w >= 0 and merge_vt[w] and not shortcut_vt[w] and m_ptr[i + 1] > m_ptr[i]:
+            best = 0.0
+            arg = -1
+            ok = False
+            mf = False
+            for k in range(m_ptr[i], m_ptr[i + 1]):
+                ch = m_child[k]
+                mf = mf or out_marg_free[ch]
+                if not out_ok[ch]:
+                    continue
+                s = out_val[ch]
+                for side in range(2):
+                    g = m_gp[k] if side == 0 else m_gq[k]
+                    vals = val_p if g_side[g] == 0 else val_q
+                    m = NEG_INF
+                    for j in range(g_ptr[g], g_ptr[g + 1]):
+                        t = g_logw[j] + vals[g_sub[j]]
+                        if t > m:
+                            m = t
+                    if m > NEG_INF:
+                        acc = 0.0
+                        for j in range(g_ptr[g], g_ptr[g + 1]):
+                            acc += np.exp(g_logw[j] + vals[g_sub[j]] - m)
+                        m = m + np.log(acc)
+                    gval[g] = m
+                a = gval[m_gp[k]]
+                b = gval[m_gq[k]]
+                if a == NEG_INF or b == NEG_INF:
+                    continue
+                s += a - b
+                if not ok or s > best:
+                    best = s
+                    arg = -3 - (k - m_ptr[i])
+                    ok = True
+            out_ok[i] = ok
+            out_val[i] = best if ok else 0.0
+            out_choice[i] = arg
+            out_marg_free[i] = mf
+            continue
         if w >= 0 and shortcut_vt[w]:
             a = val_p[e_pnode[i]]
             b = val_q[e_qnode[i]]
@@ -83,17 +129,17 @@ def evaluate_plan(e_kind, e_pnode, e_qnode, e_var, e_vt, opt_ptr, opt_const, och
             for o in range(opt_ptr[i], opt_ptr[i + 1]):
                 s = opt_const[o]
                 feasible = True
-                omf = False
                 for c in range(och_ptr[o], och_ptr[o + 1]):
                     ch = och[c]
-                    if not out_ok[ch]:
+                    # an infeasible option can become feasible once marginalised variables are
+                    # summed rather than maximised: its flag counts too
+                    mf = mf or out_marg_free[ch]
+                    if out_ok[ch]:
+                        s += out_val[ch]
+                    else:
                         feasible = False
-                        break
-                    s += out_val[ch]
-                    omf = omf or out_marg_free[ch]
                 if not feasible:
                     continue
-                mf = mf or omf
                 if not ok or s > best:
                     best = s
                     arg = o
@@ -105,7 +151,7 @@ def evaluate_plan(e_kind, e_pnode, e_qnode, e_var, e_vt, opt_ptr, opt_const, och
 
 
 @njit(cache=True)
-def decode_plan(root, e_kind, e_var, opt_ptr, och_ptr, och, choice, assignment):
+def decode_plan(root, e_kind, e_var, opt_ptr, och_ptr, och, m_ptr, m_child, choice, assignment):
     """Follow the winning options from ``root`` and write maximised leaf values."""
     stack = np.empty(e_kind.shape[0] + 1, np.int64)
     top = 0
@@ -116,6 +162,10 @@ def decode_plan(root, e_kind, e_var, opt_ptr, och_ptr, och, choice, assignment):
         i = stack[top]
         c = choice[i]
         if c == -2:
+            continue
+        if c <= -3:
+            stack[top] = m_child[m_ptr[i] + (-3 - c)]
+            top += 1
             continue
         if e_kind[i] == LEAF:
             if c >= 0:
@@ -168,14 +218,16 @@ def support_count(kind, var, value, param_ptr, params, edge_ptr, edge_a, edge_b,
 
 
 @njit(cache=True)
-def shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, rightmost_ok, free, observed):
-    """Vtree nodes whose pairs may take the exact ratio of marginals: nodes all of whose
-    variables are observed, and (when ``rightmost_ok``) right-most-path nodes with no free
-    variable."""
+def shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, anc_ok, merge_ok, free, observed):
+    """Per vtree node: ``short`` where pairs may take the exact ratio of marginals (all
+    variables observed, or a right-most-path node with no free variable whose ancestors choose
+    by exclusive primes), and ``merge`` where elements sharing a prime are merged (a
+    right-most-path node whose right child has no free variable)."""
     m = vt_var.shape[0]
     nonfree = np.zeros(m, np.bool_)
     allobs = np.zeros(m, np.bool_)
-    out = np.zeros(m, np.bool_)
+    short = np.zeros(m, np.bool_)
+    merge = np.zeros(m, np.bool_)
     for w in range(m):
         x = vt_var[w]
         if x >= 0:
@@ -184,8 +236,10 @@ def shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, rightmost_ok, free, 
         else:
             nonfree[w] = nonfree[vt_left[w]] and nonfree[vt_right[w]]
             allobs[w] = allobs[vt_left[w]] and allobs[vt_right[w]]
-        out[w] = allobs[w] or (rightmost_ok and on_rightmost[w] and nonfree[w])
-    return out
+        short[w] = allobs[w] or (on_rightmost[w] and anc_ok[w] and nonfree[w])
+        if x < 0:
+            merge[w] = merge_ok[w] and (not nonfree[w]) and nonfree[vt_right[w]]
+    return short, merge
 
 
 @njit(cache=True)

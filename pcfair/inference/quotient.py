@@ -46,13 +46,31 @@ class PairPlan:
         Smooth, structured-decomposable circuits on the same vtree (checked by the caller).
     vtree : Vtree
         Their common vtree (used for the exact ratio-of-marginals shortcuts).
-    rightmost_ok : bool
-        Whether the right-most-path shortcut is valid (ancestors' primes mutually exclusive).
+    path_primes : (ndarray, ndarray), optional
+        Per vtree node, whether the sums on the right-most path choose their element by
+        exclusive primes, and whether their distinct primes are exclusive (see
+        :func:`pcfair.circuit.properties.rightmost_path_primes`, combined for both circuits).
+        Without it the right-most-path shortcuts are off (the pass stays sound).
     """
 
-    def __init__(self, p: Circuit, q: Circuit, vtree: Vtree, rightmost_ok: bool = False):
+    def __init__(self, p: Circuit, q: Circuit, vtree: Vtree,
+                 path_primes: tuple[np.ndarray, np.ndarray] | None = None):
         self.p, self.q, self.vtree = p, q, vtree
-        self.rightmost_ok = bool(rightmost_ok)
+        m = vtree.num_nodes
+        on_path = vtree.on_rightmost_path
+        excl, distinct = path_primes if path_primes is not None else (np.zeros(m, bool),) * 2
+        # anc_ok[w]: every strict ancestor of path node w chooses its element by its primes
+        self.anc_ok = np.zeros(m, bool)
+        if path_primes is not None:
+            w = vtree.root
+            ok = True
+            while True:
+                self.anc_ok[w] = ok
+                if vtree.is_leaf(w):
+                    break
+                ok = ok and bool(excl[w])
+                w = int(vtree.right[w])
+        self.merge_ok = on_path & (vtree.var < 0) & np.asarray(distinct, bool) & self.anc_ok
         self._sp, self._sq = p.scopes(), q.scopes()
         from pcfair.circuit.properties import node_vtree_nodes
 
@@ -66,6 +84,8 @@ class PairPlan:
         self._var: list[int] = []
         self._vt: list[int] = []
         self._opts: list[list[tuple[float, list[int]]]] = []
+        self._merges: list[list[tuple[int, int, int]]] = []  # (prime-pair entry, group p, group q)
+        self._groups: list[tuple[int, list[tuple[float, int]]]] = []  # (side, [(logw, sub)])
         self._arrays: tuple | None = None
         self.card = p.variables.cardinalities
 
@@ -104,8 +124,12 @@ class PairPlan:
             if q_sum:
                 eq = [e for e in range(q.edge_ptr[tq], q.edge_ptr[tq + 1])
                       if q.edge_logw[e] > -np.inf]
-                return "max", [(float(p.edge_logw[a] - q.edge_logw[b]), [(np_ + a, nq + b)])
-                               for a in ep for b in eq]
+                opts = [(float(p.edge_logw[a] - q.edge_logw[b]), [(np_ + a, nq + b)])
+                        for a in ep for b in eq]
+                w = int(self._vt_p[tp])
+                if w >= 0 and self.merge_ok[w]:
+                    return "max", opts, (_groups(p, ep), _groups(q, eq))
+                return "max", opts
             return "max", [(float(p.edge_logw[a]), [(np_ + a, tq)]) for a in ep]
         if q_sum:
             eq = [e for e in range(q.edge_ptr[tq], q.edge_ptr[tq + 1]) if q.edge_logw[e] > -np.inf]
@@ -155,19 +179,32 @@ class PairPlan:
                 continue
             if k not in specs:
                 specs[k] = self._spec(*k)
-            kind, data = specs[k]
+            kind, data, *merge = specs[k]
             if kind == "max":
                 missing = [c for _, cs in data for c in cs if c not in self._memo]
+                if merge:
+                    gp, gq = merge[0]
+                    missing += [(a, b) for a in gp for b in gq if (a, b) not in self._memo]
                 if missing:
                     stack.extend(missing)
                     continue
             stack.pop()
-            self._add(k, kind, data)
+            self._add(k, kind, data, merge[0] if merge else None)
         self._arrays = None
         return self._memo[key]
 
-    def _add(self, key, kind, data) -> None:
+    def _add(self, key, kind, data, merge=None) -> None:
         tp, tq = key
+        merges = []
+        if merge is not None:
+            gp, gq = merge
+            ids_p, ids_q = {}, {}
+            for side, groups, ids in ((0, gp, ids_p), (1, gq, ids_q)):
+                for prime, elems in groups.items():
+                    ids[prime] = len(self._groups)
+                    self._groups.append((side, elems))
+            merges = [(self._memo[(a, b)], ids_p[a], ids_q[b]) for a in gp for b in gq]
+        self._merges.append(merges)
         real = tp < self.p.num_nodes and tq < self.q.num_nodes
         self._pnode.append(tp if real else -1)
         self._qnode.append(tq if real else -1)
@@ -194,12 +231,37 @@ class PairPlan:
                     och.extend(cs)
                     och_ptr.append(len(och))
                 opt_ptr.append(len(consts))
+            m_ptr = [0]
+            m_child: list[int] = []
+            m_gp: list[int] = []
+            m_gq: list[int] = []
+            for merges in self._merges:
+                for c, a, b in merges:
+                    m_child.append(c)
+                    m_gp.append(a)
+                    m_gq.append(b)
+                m_ptr.append(len(m_child))
+            g_ptr = [0]
+            g_side: list[int] = []
+            g_logw: list[float] = []
+            g_sub: list[int] = []
+            for side, elems in self._groups:
+                g_side.append(side)
+                for lw, sub in elems:
+                    g_logw.append(lw)
+                    g_sub.append(sub)
+                g_ptr.append(len(g_sub))
             i32 = np.int32
             self._arrays = (
                 np.array(self._kind, np.int8), np.array(self._pnode, i32),
                 np.array(self._qnode, i32), np.array(self._var, i32), np.array(self._vt, i32),
                 np.array(opt_ptr, i32), np.array(consts, np.float64), np.array(och_ptr, i32),
                 np.array(och, i32),
+            )
+            self._merge_arrays = (
+                np.array(m_ptr, i32), np.array(m_child, i32), np.array(m_gp, i32),
+                np.array(m_gq, i32), np.array(g_ptr, i32), np.array(g_side, np.int8),
+                np.array(g_logw, np.float64), np.array(g_sub, i32),
             )
         return self._arrays
 
@@ -231,9 +293,9 @@ class PairPlan:
             raise EvidenceError("each variable must be observed on both sides or on neither")
         arrs = self.arrays()
         vt = self.vtree
-        short = K.shortcut_nodes(vt.left, vt.right, vt.var, vt.on_rightmost_path,
-                                 self.rightmost_ok, free, ev_p >= 0)
-        if short.any():
+        short, merge = K.shortcut_nodes(vt.left, vt.right, vt.var, vt.on_rightmost_path,
+                                        self.anc_ok, self.merge_ok, free, ev_p >= 0)
+        if short.any() or merge.any():
             val_p = node_log_values(self.p, np.where(free, -1, ev_p).astype(np.int32))
             val_q = node_log_values(self.q, np.where(free, -1, ev_q).astype(np.int32))
         else:
@@ -241,9 +303,9 @@ class PairPlan:
         n = len(arrs[0])
         out = (np.empty(n), np.empty(n, np.bool_), np.empty(n, np.int64), np.empty(n, np.bool_))
         p, q = self.p, self.q
-        K.evaluate_plan(*arrs, p.kind, p.value, p.param_ptr, p.params, q.kind, q.value,
-                        q.param_ptr, q.params, self.card, ev_p, ev_q, free, short, val_p, val_q,
-                        *out)
+        K.evaluate_plan(*arrs, *self._merge_arrays, p.kind, p.value, p.param_ptr, p.params,
+                        q.kind, q.value, q.param_ptr, q.params, self.card, ev_p, ev_q, free,
+                        short, merge, val_p, val_q, *out)
         return out
 
     def result(self, root: int, state: tuple, free: np.ndarray,
@@ -254,7 +316,8 @@ class PairPlan:
         if want_assignment and ok[root]:
             arrs = self.arrays()
             assignment = np.full(len(free), -1, np.int32)
-            K.decode_plan(root, arrs[0], arrs[3], arrs[5], arrs[7], arrs[8], choice, assignment)
+            K.decode_plan(root, arrs[0], arrs[3], arrs[5], arrs[7], arrs[8],
+                          self._merge_arrays[0], self._merge_arrays[1], choice, assignment)
             assignment[~free] = -1
             # free variables outside the circuit's scope do not matter; give them value 0
             assignment[free & (assignment < 0)] = 0
@@ -270,6 +333,14 @@ class PairPlan:
         """Evaluate the plan for one evidence and return entry ``root``'s result."""
         state = self.evaluate_all(ev_p, ev_q, free)
         return self.result(root, state, np.ascontiguousarray(free, np.bool_), want_assignment)
+
+
+def _groups(c: Circuit, edges: list[int]) -> dict[int, list[tuple[float, int]]]:
+    """Elements of a sum grouped by prime node: prime -> [(log w, sub)]."""
+    out: dict[int, list[tuple[float, int]]] = {}
+    for e in edges:
+        out.setdefault(int(c.edge_a[e]), []).append((float(c.edge_logw[e]), int(c.edge_b[e])))
+    return out
 
 
 def _vars(scope: int) -> list[int]:
@@ -290,9 +361,10 @@ class QuotientResult:
 
 
 # ------------------------------------------------------------------------- preconditions
-def quotient_structure(circuit: Circuit, assume_deterministic: bool = False) -> tuple[Vtree, bool]:
-    """Check that ``circuit`` supports the pairwise pass; return its vtree and whether the
-    right-most-path shortcut is valid. Raises :class:`StructureError` with the reason.
+def quotient_structure(circuit: Circuit, assume_deterministic: bool = False) -> tuple[Vtree, tuple]:
+    """Check that ``circuit`` supports the pairwise pass; return its vtree and the prime
+    structure of its right-most path (for the exact shortcuts). Raises
+    :class:`StructureError` with the reason.
 
     With ``assume_deterministic`` an undecided determinism check (``None``: too large for the
     pairwise tier) is taken as declared, e.g. for PSDD files, whose format promises it; a
@@ -318,9 +390,9 @@ def quotient_structure(circuit: Circuit, assume_deterministic: bool = False) -> 
             + ". Use an engine that needs only marginals (e.g. the dense engine) instead."
         )
     vt = rep.vtree
-    from pcfair.circuit.properties import rightmost_primes_exclusive
+    from pcfair.circuit.properties import rightmost_path_primes
 
-    out = (vt, rightmost_primes_exclusive(circuit, vt))
+    out = (vt, rightmost_path_primes(circuit, vt))
     circuit._cache[key] = out
     return out
 
@@ -328,8 +400,8 @@ def quotient_structure(circuit: Circuit, assume_deterministic: bool = False) -> 
 def self_plan(circuit: Circuit, assume_deterministic: bool = False) -> PairPlan:
     """The cached plan pairing ``circuit`` with itself (used by the bounds and the certifier)."""
     if "self_plan" not in circuit._cache:
-        vt, ok = quotient_structure(circuit, assume_deterministic)
-        circuit._cache["self_plan"] = PairPlan(circuit, circuit, vt, ok)
+        vt, path_primes = quotient_structure(circuit, assume_deterministic)
+        circuit._cache["self_plan"] = PairPlan(circuit, circuit, vt, path_primes)
     return circuit._cache["self_plan"]
 
 
@@ -395,7 +467,8 @@ def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
     key = ("pair_plan", id(q))
     plan = p._cache.get(key)
     if plan is None or plan.q is not q:
-        plan = PairPlan(p, q, vt_p, ok_p and ok_q)
+        same = vt_p == vt_q
+        plan = PairPlan(p, q, vt_p, (ok_p[0] & ok_q[0], ok_p[1] & ok_q[1]) if same else None)
         p._cache[key] = plan
     root = plan.entry(p.root, q.root)
     ev_p = p.evidence_matrix(evidence or {})[0]
@@ -406,9 +479,12 @@ def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
     if np.any((ev_p >= 0)[marg]):
         raise VariableError("a variable cannot be both observed and marginalized")
     res = plan.evaluate(root, ev_p, ev_q, free)
-    if marg and res.feasible and not _positive(q):
+    if marg and not res.exact and not _positive(q):
         # Σ_z p / Σ_z q is bounded by the common-support maximum only when no completion has
-        # q = 0 < p; without that guarantee the only sound bound is +inf.
+        # q = 0 < p (and summing can also create common support the pass did not see); without
+        # that guarantee the only sound bound is +inf, unless p has no support at all.
+        if support_counts(p, np.where(free, -1, ev_p).astype(np.int32)) == 0:
+            return res
         return QuotientResult(value=float("inf"), feasible=True, exact=False, assignment=None)
     return res
 

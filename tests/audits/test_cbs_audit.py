@@ -313,3 +313,18 @@ def test_input_errors_name_the_problem(sim):
         _scan(df, propensity="forest")
     with pytest.raises(PCFairError):
         _scan(df, protected=("sex", "Male"), covariates=["sex", "age"])
+
+
+def test_circuit_predictor_is_exact_for_pcfair_circuits():
+    import numpy as np
+    import pandas as pd
+
+    from pcfair.audits.cbs import circuit_predictor
+    from pcfair.circuit import CircuitBuilder
+
+    b = CircuitBuilder({"x": [0, 1], "y": [0, 1]})
+    root = b.decision([(b.indicator("x", 1), b.categorical("y", [0.2, 0.8]), 0.3),
+                       (b.indicator("x", 0), b.categorical("y", [0.9, 0.1]), 0.7)])
+    f = circuit_predictor(b.build(root), "y")
+    got = f(pd.DataFrame({"x": [0, 1, 1]}, index=[5, 6, 7]))
+    np.testing.assert_allclose(got, [0.1, 0.8, 0.8])

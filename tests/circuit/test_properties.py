@@ -81,7 +81,7 @@ def test_determinism_tiers_and_zero_weights():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.lists(st.integers(2, 3), min_size=1, max_size=5))
 def test_random_psdds_have_every_property(seed, cards):
-    pc = random_psdd(np.random.default_rng(seed), cards)
+    pc = random_psdd(np.random.default_rng(seed), cards, shared_primes=bool(seed % 2))
     rep = pc.properties()
     assert rep.smooth and rep.decomposable and rep.structured_decomposable
     assert rep.deterministic is True

@@ -109,6 +109,19 @@ def _unique_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     return patterns, np.asarray(codes, dtype=np.int64)
 
 
+def _exact_circuit_predictor(circuit, target: str, positive, inputs) -> PredictFunction:
+    """``P(target = positive | inputs)`` by exact marginal inference on a pcfair circuit."""
+    fixed = None if inputs is None else list(inputs)
+
+    def predict(batch: pd.DataFrame) -> np.ndarray:
+        cols = fixed or [c for c in batch.columns if c in circuit.names and c != target]
+        evidence = batch[cols].reset_index(drop=True)
+        query = pd.DataFrame({target: [positive] * len(batch)})
+        return np.asarray(circuit.conditional(query, evidence), dtype=float)
+
+    return predict
+
+
 def circuit_predictor(
     circuit,
     target: str,
@@ -143,9 +156,9 @@ def circuit_predictor(
 
     Notes
     -----
-    The spec asks for the exact conditional ``P_PC(Y = 1 | inputs)``; this adapter needs only
-    sampling, so it is a Monte Carlo estimate. A circuit with an exact conditional query can be
-    audited by passing that query as the prediction callable instead.
+    A :class:`pcfair.Circuit` is answered exactly, ``P_PC(Y = 1 | inputs)`` by two marginal
+    passes per batch (``n_samples`` and ``random_state`` are then unused). Any other object
+    with only a ``sample`` method gets a Monte Carlo estimate.
 
     Examples
     --------
@@ -160,6 +173,10 @@ def circuit_predictor(
     >>> np.round(f(pd.DataFrame({"x": [0, 1]})), 1).tolist()
     [0.1, 0.9]
     """
+    from pcfair.circuit.circuit import Circuit
+
+    if isinstance(circuit, Circuit):
+        return _exact_circuit_predictor(circuit, target, positive, inputs)
     if not hasattr(circuit, "sample"):
         raise CBSOptionError("the circuit must have a sample(n, evidence, random_state) method")
     n_samples = check_positive_int("n_samples", n_samples)
