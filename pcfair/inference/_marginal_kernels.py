@@ -60,7 +60,7 @@ def _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_
                 buf[i] = m + np.log(s)
 
 
-_BLOCK = 16
+_BLOCK = 32
 
 
 @njit(cache=True)
@@ -107,6 +107,24 @@ def _sweep_block(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a,
                 else:
                     for r in range(nb):
                         buf[i, r] = w + buf[a, r]
+                continue
+            if hi - lo == 2:  # two elements: one exp and one log1p per row
+                wa = edge_logw[lo]
+                wb = edge_logw[lo + 1]
+                a0 = edge_a[lo]
+                b0 = edge_b[lo]
+                a1 = edge_a[lo + 1]
+                b1 = edge_b[lo + 1]
+                for r in range(nb):
+                    u = wa + buf[a0, r]
+                    if b0 >= 0:
+                        u += buf[b0, r]
+                    v = wb + buf[a1, r]
+                    if b1 >= 0:
+                        v += buf[b1, r]
+                    if u < v:
+                        u, v = v, u
+                    buf[i, r] = u if v == NEG_INF else u + np.log1p(np.exp(v - u))
                 continue
             for r in range(nb):
                 mx[r] = NEG_INF
