@@ -27,15 +27,17 @@ def _leaf_logp(kind, value, param_ptr, params, node, v):
 def evaluate_plan(e_kind, e_pnode, e_qnode, e_var, e_vt, opt_ptr, opt_const, och_ptr, och,
                   m_ptr, m_child, m_gp, m_gq, g_ptr, g_side, g_logw, g_sub,
                   p_kind, p_value, p_param_ptr, p_params, q_kind, q_value, q_param_ptr, q_params,
-                  card, ev_p, ev_q, free, shortcut_vt, merge_vt, val_p, val_q, out_val, out_ok,
-                  out_choice, out_marg_free):
+                  card, ev_p, ev_q, free, relaxed, shortcut_vt, merge_vt, val_p, val_q, out_val,
+                  out_ok, out_choice, out_marg_free):
     """Evaluate every entry. ``shortcut_vt[w]`` marks vtree nodes whose pairs take the exact
     ratio of marginals ``val_p[n] - val_q[m]``; ``merge_vt[w]`` marks right-most-path nodes
     whose right side is summed out, where elements sharing a prime are merged (their subs'
     marginals summed) before the maximum over prime pairs. ``out_choice`` holds the winning
     option (MAX; ``-3 - k`` for merge option ``k``) or value (LEAF, −1 when not maximised).
     ``out_marg_free`` flags entries whose value maximised a marginalised variable (then the
-    value is an upper bound, not exact)."""
+    value is an upper bound, not exact). A ``relaxed`` variable's leaf pair is feasible when
+    each side has some value of positive probability (the two sides may differ): the Boolean
+    test of marginal determinism."""
     n_entries = e_kind.shape[0]
     gval = np.empty(max(1, g_side.shape[0]))
     for g in range(g_side.shape[0]):
@@ -100,6 +102,19 @@ def evaluate_plan(e_kind, e_pnode, e_qnode, e_var, e_vt, opt_ptr, opt_const, och
             best = NEG_INF
             arg = -1
             ok = False
+            if relaxed[x]:
+                some_p = False
+                some_q = False
+                for v in range(card[x]):
+                    if _leaf_logp(p_kind, p_value, p_param_ptr, p_params, pn, v) > NEG_INF:
+                        some_p = True
+                    if _leaf_logp(q_kind, q_value, q_param_ptr, q_params, qm, v) > NEG_INF:
+                        some_q = True
+                out_ok[i] = some_p and some_q
+                out_val[i] = 0.0
+                out_choice[i] = -1
+                out_marg_free[i] = False
+                continue
             if free[x] or (ev_p[x] < 0 and ev_q[x] < 0):
                 for v in range(card[x]):
                     a = _leaf_logp(p_kind, p_value, p_param_ptr, p_params, pn, v)
@@ -218,7 +233,7 @@ def support_count(kind, var, value, param_ptr, params, edge_ptr, edge_a, edge_b,
 
 
 @njit(cache=True)
-def shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, anc_ok, merge_ok, free, observed):
+def shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, short_ok, merge_ok, free, observed):
     """Per vtree node: ``short`` where pairs may take the exact ratio of marginals (all
     variables observed, or a right-most-path node with no free variable whose ancestors choose
     by exclusive primes), and ``merge`` where elements sharing a prime are merged (a
@@ -236,7 +251,7 @@ def shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, anc_ok, merge_ok, fr
         else:
             nonfree[w] = nonfree[vt_left[w]] and nonfree[vt_right[w]]
             allobs[w] = allobs[vt_left[w]] and allobs[vt_right[w]]
-        short[w] = allobs[w] or (on_rightmost[w] and anc_ok[w] and nonfree[w])
+        short[w] = allobs[w] or (on_rightmost[w] and short_ok[w] and nonfree[w])
         if x < 0:
             merge[w] = merge_ok[w] and (not nonfree[w]) and nonfree[vt_right[w]]
     return short, merge

@@ -46,31 +46,32 @@ class PairPlan:
         Smooth, structured-decomposable circuits on the same vtree (checked by the caller).
     vtree : Vtree
         Their common vtree (used for the exact ratio-of-marginals shortcuts).
-    path_primes : (ndarray, ndarray), optional
-        Per vtree node, whether the sums on the right-most path choose their element by
-        exclusive primes, and whether their distinct primes are exclusive (see
-        :func:`pcfair.circuit.properties.rightmost_path_primes`, combined for both circuits).
+    path_primes : tuple, optional
+        ``(exclusive, distinct_exclusive, shared_ok)`` from
+        :func:`pcfair.circuit.properties.rightmost_path_primes`, combined for both circuits.
         Without it the right-most-path shortcuts are off (the pass stays sound).
     """
 
-    def __init__(self, p: Circuit, q: Circuit, vtree: Vtree,
-                 path_primes: tuple[np.ndarray, np.ndarray] | None = None):
+    def __init__(self, p: Circuit, q: Circuit, vtree: Vtree, path_primes: tuple | None = None):
         self.p, self.q, self.vtree = p, q, vtree
         m = vtree.num_nodes
         on_path = vtree.on_rightmost_path
-        excl, distinct = path_primes if path_primes is not None else (np.zeros(m, bool),) * 2
-        # anc_ok[w]: every strict ancestor of path node w chooses its element by its primes
-        self.anc_ok = np.zeros(m, bool)
+        path = np.flatnonzero(on_path)[::-1]  # root first
+        # short_ok[u]: summing out vars(u) leaves every strict path ancestor's element choice
+        # unique (exclusive primes, or shared primes whose subs stay exclusive);
+        # merge_ok[v]: the same for vars(right(v)), and v's distinct primes are exclusive
+        self.short_ok = np.zeros(m, bool)
+        self.merge_ok = np.zeros(m, bool)
         if path_primes is not None:
-            w = vtree.root
-            ok = True
-            while True:
-                self.anc_ok[w] = ok
-                if vtree.is_leaf(w):
-                    break
-                ok = ok and bool(excl[w])
-                w = int(vtree.right[w])
-        self.merge_ok = on_path & (vtree.var < 0) & np.asarray(distinct, bool) & self.anc_ok
+            excl, distinct, shared_ok = path_primes
+
+            def ancestors_ok(u: int, upto: int) -> bool:
+                return all(excl[a] or (distinct[a] and shared_ok[a, u]) for a in path[:upto])
+
+            for k, u in enumerate(path):
+                self.short_ok[u] = ancestors_ok(int(u), k)
+                if not vtree.is_leaf(int(u)) and distinct[u]:
+                    self.merge_ok[u] = ancestors_ok(int(vtree.right[u]), k)
         self._sp, self._sq = p.scopes(), q.scopes()
         from pcfair.circuit.properties import node_vtree_nodes
 
@@ -281,8 +282,10 @@ class PairPlan:
     def num_entries(self) -> int:
         return len(self._kind)
 
-    def evaluate_all(self, ev_p: np.ndarray, ev_q: np.ndarray, free: np.ndarray) -> tuple:
-        """Evaluate every entry for one evidence (index arrays; ``free`` a boolean mask).
+    def evaluate_all(self, ev_p: np.ndarray, ev_q: np.ndarray, free: np.ndarray,
+                     relaxed: np.ndarray | None = None) -> tuple:
+        """Evaluate every entry for one evidence (index arrays; ``free`` a boolean mask;
+        ``relaxed`` variables use the Boolean marginal-determinism leaf rule).
 
         Returns ``(value, feasible, choice, marg_free)`` arrays over the entries.
         """
@@ -294,7 +297,7 @@ class PairPlan:
         arrs = self.arrays()
         vt = self.vtree
         short, merge = K.shortcut_nodes(vt.left, vt.right, vt.var, vt.on_rightmost_path,
-                                        self.anc_ok, self.merge_ok, free, ev_p >= 0)
+                                        self.short_ok, self.merge_ok, free, ev_p >= 0)
         if short.any() or merge.any():
             val_p = node_log_values(self.p, np.where(free, -1, ev_p).astype(np.int32))
             val_q = node_log_values(self.q, np.where(free, -1, ev_q).astype(np.int32))
@@ -305,6 +308,7 @@ class PairPlan:
         p, q = self.p, self.q
         K.evaluate_plan(*arrs, *self._merge_arrays, p.kind, p.value, p.param_ptr, p.params,
                         q.kind, q.value, q.param_ptr, q.params, self.card, ev_p, ev_q, free,
+                        relaxed if relaxed is not None else np.zeros(len(free), np.bool_),
                         short, merge, val_p, val_q, *out)
         return out
 
@@ -468,7 +472,7 @@ def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
     plan = p._cache.get(key)
     if plan is None or plan.q is not q:
         same = vt_p == vt_q
-        plan = PairPlan(p, q, vt_p, (ok_p[0] & ok_q[0], ok_p[1] & ok_q[1]) if same else None)
+        plan = PairPlan(p, q, vt_p, tuple(a & b for a, b in zip(ok_p, ok_q)) if same else None)
         p._cache[key] = plan
     root = plan.entry(p.root, q.root)
     ev_p = p.evidence_matrix(evidence or {})[0]

@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 import pcfair
 from pcfair.circuit import CircuitBuilder, Vtree
+from pcfair.circuit.properties import rightmost_path_primes
 from pcfair.inference.quotient import conditional_bounds, max_quotient
 from conftest import SHARED_CIRCUITS, requires_shared
 from _pcgen import joint_table, random_mixture, random_psdd, random_vtree
@@ -53,8 +54,37 @@ def test_nltcs_pair_golden_and_marginalized_soundness():
     r = max_quotient(P, Q, marginalized=["4"], assume_deterministic=True)
     assert r.value >= 9.7135347023 - 1e-9
     assert not r.exact
+    # x16 is the right-most leaf, but nltcs.psdd's root repeats primes whose subs differ only
+    # in x16 (30 such element pairs overlap once x16 is summed out, checked by enumeration in
+    # test_nltcs_root_shares_primes_decided_by_x16), so the spec's own precondition for the
+    # ratio-of-marginals shortcut fails here: the sound bound is returned, flagged inexact.
     r = max_quotient(P, Q, marginalized=["16"], assume_deterministic=True)
     assert r.value >= 8.7574915303 - 1e-9
+    assert not r.exact
+
+
+@requires_shared
+def test_nltcs_root_shares_primes_decided_by_x16():
+    """Enumeration confirms what the relaxed Boolean pass reports for nltcs.psdd's root."""
+    import itertools
+
+    from pcfair.inference.marginals import node_log_values
+
+    P = pcfair.load(SHARED_CIRCUITS / "nltcs.psdd")
+    root = P.root
+    edges = range(P.edge_ptr[root], P.edge_ptr[root + 1])
+    shared = [(P.edge_b[x], P.edge_b[y]) for x, y in itertools.combinations(edges, 2)
+              if P.edge_a[x] == P.edge_a[y]]
+    rows = np.array(list(itertools.product([0, 1], repeat=15)), dtype=np.int32)
+    rows = np.hstack([rows, np.full((len(rows), 1), -1, np.int32)])  # x16 summed out
+    subs = sorted({int(s) for pair in shared for s in pair})
+    vals = np.array([node_log_values(P, r)[subs] for r in rows[::7]]) > -np.inf
+    col = {s: k for k, s in enumerate(subs)}
+    overlapping = sum(bool(np.any(vals[:, col[a]] & vals[:, col[b]])) for a, b in shared)
+    assert overlapping > 0
+    _, _, shared_ok = rightmost_path_primes(P, P.vtree)
+    leaf16 = int(P.vtree.leaf_of[15])
+    assert not shared_ok[P.vtree.root, leaf16]
 
 
 def test_refuses_non_deterministic_and_incompatible():
