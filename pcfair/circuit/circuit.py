@@ -279,6 +279,13 @@ class Circuit:
 
         return sample(self, n, evidence=evidence, random_state=random_state)
 
+    def compatible_with(self, other: "Circuit") -> bool:
+        """True when both circuits are structured-decomposable with respect to one vtree, the
+        precondition of their pairwise (quotient, product, KL) passes."""
+        from pcfair.circuit.properties import compatible
+
+        return compatible(self, other)
+
     def map(self, evidence=None) -> tuple[dict, float]:
         """Most probable completion of ``evidence`` and its log-probability (max-product;
         exact for deterministic circuits). See :func:`pcfair.inference.map_assignment`."""

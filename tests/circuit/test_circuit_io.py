@@ -172,3 +172,25 @@ def test_fuzzed_files_load_or_raise_format_error(data):
             assert not np.isnan(z)
     except pcfair.FormatError as exc:
         assert name in str(exc)
+
+
+def test_sdd_reader_spec_example():
+    """circuit-layer.md §2.2: x1 ∨ x2 over simple2.vtree, as a logical circuit."""
+    from pcfair.circuit.io import sdd
+
+    vt = vtree_io.parse_vtree("vtree 3\nL 0 1\nL 1 2\nI 2 0 1\n")[0]
+    c = sdd.parse_sdd("sdd 5\nL 0 0 1\nT 1\nL 2 0 -1\nL 3 1 2\nD 4 2 2 0 1 2 3\n", vtree=vt)
+    truth = np.exp(c.log_marginal(all_assignments([2, 2])))
+    np.testing.assert_allclose(truth, [0, 1, 1, 1])  # 00 false; the rest true
+    with pytest.raises(pcfair.FormatError, match="unknown record"):
+        sdd.parse_sdd("sdd 1\nX 0\n")
+
+
+def test_compatible_with():
+    rng = np.random.default_rng(5)
+    vt = Vtree.from_nested(((0, 1), (2, 3)))
+    p = random_psdd(rng, [2] * 4, vt)
+    q = random_psdd(rng, [2] * 4, vt)
+    r = random_psdd(rng, [2] * 4, Vtree.from_nested(((0, 3), (1, 2))), max_elements=2)
+    assert p.compatible_with(q)
+    assert not p.compatible_with(r)  # the roots split {0,1,2,3} differently
