@@ -121,7 +121,7 @@ def conditional(circuit: Circuit, query, evidence=None):
     >>> from pcfair.circuit import CircuitBuilder
     >>> b = CircuitBuilder({"x": [0, 1]})
     >>> pc = b.build(b.categorical("x", [0.25, 0.75]))
-    >>> conditional(pc, {"x": 1})
+    >>> round(conditional(pc, {"x": 1}), 12)
     0.75
     """
     single = isinstance(query, Mapping) and (evidence is None or isinstance(evidence, Mapping))
