@@ -14,9 +14,30 @@ from pcfair.errors import (
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "learn_pc": ("pcfair.learn.clt", "learn_pc"),
+    "PCClassifier": ("pcfair.learn.classifier", "PCClassifier"),  # imports scikit-learn
+    "datasets": ("pcfair.datasets", None),
+    "inference": ("pcfair.inference", None),
+    "learn": ("pcfair.learn", None),
+}
+
+
+def __getattr__(name: str):
+    """Import learning, datasets and scikit-learn-backed names on first use."""
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        mod = importlib.import_module(module)
+        return mod if attr is None else getattr(mod, attr)
+    raise AttributeError(f"module 'pcfair' has no attribute {name!r}")
+
 __all__ = [
     "Circuit",
     "CircuitBuilder",
+    "PCClassifier",
+    "learn_pc",
     "DataError",
     "EvidenceError",
     "FormatError",

@@ -99,6 +99,26 @@ def _cmd_marginal(args) -> int:
     return EXIT_OK
 
 
+def _cmd_learn(args) -> int:
+    import pandas as pd
+
+    from pcfair.circuit.io import save
+    from pcfair.learn.clt import learn_pc
+
+    try:
+        df = pd.read_csv(args.data)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        from pcfair.errors import DataError
+
+        raise DataError(f"cannot read {args.data}: {exc}") from None
+    pc = learn_pc(df, args.decision, structure=args.structure, pseudocount=args.pseudocount)
+    save(pc, args.out)
+    ll = float(pc.log_marginal(df).mean())
+    print(f"learned {pc} from {len(df)} rows; train log-likelihood {ll:.6f} per row; "
+          f"saved {args.out}")
+    return EXIT_OK
+
+
 def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="structural properties of a circuit")
     _model_args(p)
@@ -109,6 +129,13 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--evidence", default="", help='comma-separated VAR=VALUE, e.g. "1=0,3=1"')
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_marginal)
+    p = sub.add_parser("learn", help="learn a circuit from a CSV file")
+    p.add_argument("data", help="CSV file with a header; complete, categorical columns")
+    p.add_argument("--decision", required=True, help="the decision column")
+    p.add_argument("--structure", choices=("clt",), default="clt")
+    p.add_argument("--pseudocount", type=float, default=1.0)
+    p.add_argument("--out", required=True, help="output model (.json; .psdd for binary data)")
+    p.set_defaults(func=_cmd_learn)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,6 +9,7 @@ MODULES = [
     "pcfair.circuit.builder", "pcfair.circuit.circuit", "pcfair.circuit.properties",
     "pcfair.circuit.variables", "pcfair.circuit.vtree", "pcfair.circuit.io",
     "pcfair.inference.marginals", "pcfair.inference.quotient", "pcfair.inference.sampling",
+    "pcfair.learn.chow_liu", "pcfair.learn.clt", "pcfair.learn.classifier",
 ]
 
 

@@ -1,0 +1,15 @@
+"""Learning circuits from data."""
+
+from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
+from pcfair.learn.clt import learn_pc, log_likelihood, train_valid_split
+
+
+def __getattr__(name: str):
+    if name == "PCClassifier":  # scikit-learn is imported only when the classifier is used
+        from pcfair.learn.classifier import PCClassifier
+
+        return PCClassifier
+    raise AttributeError(f"module 'pcfair.learn' has no attribute {name!r}")
+
+__all__ = ["PCClassifier", "learn_pc", "log_likelihood", "maximum_spanning_tree",
+           "mutual_information", "train_valid_split"]

@@ -1,0 +1,146 @@
+import itertools
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.sparse.csgraph import minimum_spanning_tree
+
+import pcfair
+from pcfair.inference import conditional_bounds
+from pcfair.learn import learn_pc, mutual_information
+from pcfair.learn.clt import conditional_table, learn_tree
+from pcfair.learn.data import encode_frame
+from conftest import requires_shared
+
+
+def random_frame(seed, n=300, cards=(2, 3, 2, 3, 2)):
+    rng = np.random.default_rng(seed)
+    cols = {"d": rng.integers(0, 2, n)}
+    prev = cols["d"]
+    for i, k in enumerate(cards):
+        noise = rng.integers(0, k, n)
+        cols[f"f{i}"] = np.where(rng.random(n) < 0.6, prev % k, noise)
+        prev = cols[f"f{i}"]
+    return pd.DataFrame(cols)
+
+
+def bn_log_likelihood(df, decision, pseudocount):
+    """log-likelihood of the rows under the tree BN, computed directly from counts."""
+    codes, variables = encode_frame(df)
+    cards = variables.cardinalities
+    d = variables.index(decision)
+    tree = learn_tree(codes, cards, d, pseudocount)
+    kd = cards[d]
+    prior = (np.bincount(codes[:, d], minlength=kd) + pseudocount / kd) / (len(codes) + pseudocount)
+    ll = np.log(prior[codes[:, d]])
+    for v in tree.features:
+        u = int(tree.parent[v])
+        theta = conditional_table(codes, cards, v, u, d, pseudocount)
+        ll += np.log(theta[codes[:, d], codes[:, u], codes[:, v]])
+    return ll
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 1.0]))
+def test_circuit_likelihood_equals_the_bayesian_network(seed, alpha):
+    df = random_frame(seed)
+    pc = learn_pc(df, "d", pseudocount=alpha)
+    np.testing.assert_allclose(pc.log_marginal(df), bn_log_likelihood(df, "d", alpha),
+                               rtol=1e-10, atol=1e-10)
+    rep = pc.properties()
+    assert rep.smooth and rep.decomposable and rep.normalized
+    assert rep.deterministic is True and rep.structured_decomposable is True
+    assert rep.vtree.to_nested()[0] == pc.variables.index("d")  # D decides at the root
+
+
+def test_mle_equals_empirical_counts_without_pseudocount():
+    df = random_frame(3, n=500)
+    pc = learn_pc(df, "d", pseudocount=0.0)
+    assert pc.probability({"d": 1}) == pytest.approx((df.d == 1).mean(), rel=1e-12)
+    codes, variables = encode_frame(df)
+    tree = learn_tree(codes, variables.cardinalities, 0, 0.0)
+    for v in tree.features:
+        name, u = variables.names[v], variables.names[int(tree.parent[v])]
+        for dv, uj in itertools.product([0, 1], sorted(df[u].unique())):
+            rows = df[(df.d == dv) & (df[u] == uj)]
+            if len(rows) == 0:
+                continue
+            for k in sorted(df[name].unique()):
+                want = (rows[name] == k).mean()
+                got = pc.conditional({name: k}, {"d": dv, u: uj}) if u != "d" else \
+                    pc.conditional({name: k}, {"d": dv})
+                assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_tree_is_a_maximum_spanning_tree():
+    df = random_frame(11, n=800, cards=(2, 3, 2, 3, 2, 2))
+    codes, variables = encode_frame(df)
+    cards = variables.cardinalities
+    tree = learn_tree(codes, cards, 0, 1.0)
+    mi = mutual_information(codes[:, 1:], cards[1:], 1.0)
+    ours = sum(mi[v - 1, int(tree.parent[v]) - 1] for v in tree.features if tree.parent[v] != 0)
+    # scipy's minimum spanning tree on (c - MI); explicit zeros would be missing edges
+    c = mi.max() + 1.0
+    dense = np.triu(c - mi, 1)
+    want = (c * (len(mi) - 1)) - minimum_spanning_tree(dense).sum()
+    assert ours == pytest.approx(want, rel=1e-12)
+    g = nx.Graph()
+    for i, j in itertools.combinations(range(len(mi)), 2):
+        g.add_edge(i, j, weight=mi[i, j])
+    nx_weight = nx.maximum_spanning_tree(g).size(weight="weight")
+    assert ours == pytest.approx(nx_weight, rel=1e-12)
+
+
+def test_bad_input():
+    df = random_frame(0)
+    with pytest.raises(pcfair.DataError, match="decision column 'zz'"):
+        learn_pc(df, "zz")
+    holes = df.astype(float)
+    holes.iloc[3, 2] = np.nan
+    with pytest.raises(pcfair.DataError, match="missing values"):
+        learn_pc(holes, "d")
+    with pytest.raises(ValueError, match="structure"):
+        learn_pc(df, "d", structure="magic")
+
+
+@requires_shared
+def test_compas_end_to_end_bounds_match_brute_force():
+    """circuit-layer.md §9.9: CLT PSDD rooted at D on COMPAS; Lemma 2 bounds vs brute force."""
+    ds = pcfair.datasets.load_binarized("compas")
+    pc = learn_pc(ds.frame, ds.target)
+    others = [c for c in ds.frame.columns if c != ds.target]
+    xs = np.array(list(itertools.product([0, 1], repeat=len(others))))
+    df = pd.DataFrame(xs, columns=others)
+    q = df.assign(**{ds.target: 1})
+    p_all = pc.conditional(q[[ds.target]], df)
+    r = conditional_bounds(pc, ds.target)
+    assert r.exact
+    assert r.max == pytest.approx(p_all.max(), abs=1e-12)
+    assert r.min == pytest.approx(p_all.min(), abs=1e-12)
+    # with evidence on two sensitive variables
+    ev = {"Sex": 1, "Age": 0}
+    mask = (df["Sex"] == 1) & (df["Age"] == 0)
+    r = conditional_bounds(pc, ds.target, ev)
+    assert r.max == pytest.approx(p_all[mask].max(), abs=1e-12)
+    assert r.min == pytest.approx(p_all[mask].min(), abs=1e-12)
+
+
+def test_cli_learn(tmp_path, capsys):
+    from pcfair.cli import main
+
+    df = random_frame(5)
+    df.to_csv(tmp_path / "data.csv", index=False)
+    assert main(["learn", str(tmp_path / "data.csv"), "--decision", "d",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    assert "train log-likelihood" in capsys.readouterr().out
+    pc = pcfair.load(tmp_path / "m.json")
+    np.testing.assert_allclose(pc.log_marginal(df), learn_pc(df, "d").log_marginal(df))
+    binary = df.assign(**{c: df[c] % 2 for c in df.columns})
+    binary.to_csv(tmp_path / "b.csv", index=False)
+    assert main(["learn", str(tmp_path / "b.csv"), "--decision", "d",
+                 "--out", str(tmp_path / "b.psdd")]) == 0
+    assert (tmp_path / "b.vtree").exists()
+    assert main(["learn", str(tmp_path / "b.csv"), "--decision", "nope",
+                 "--out", str(tmp_path / "x.json")]) == 2
