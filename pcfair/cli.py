@@ -103,7 +103,7 @@ def _cmd_learn(args) -> int:
     import pandas as pd
 
     from pcfair.circuit.io import save
-    from pcfair.learn.clt import learn_pc
+    from pcfair.learn.clt import learn_pc, train_valid_split
 
     try:
         df = pd.read_csv(args.data)
@@ -111,11 +111,16 @@ def _cmd_learn(args) -> int:
         from pcfair.errors import DataError
 
         raise DataError(f"cannot read {args.data}: {exc}") from None
-    pc = learn_pc(df, args.decision, structure=args.structure, pseudocount=args.pseudocount)
+    train, test = (train_valid_split(df, args.test_fraction, random_state=args.seed)
+                   if args.test_fraction > 0 else (df, None))
+    pc = learn_pc(train, args.decision, structure=args.structure,
+                  pseudocount=args.pseudocount, random_state=args.seed)
     save(pc, args.out)
-    ll = float(pc.log_marginal(df).mean())
-    print(f"learned {pc} from {len(df)} rows; train log-likelihood {ll:.6f} per row; "
-          f"saved {args.out}")
+    msg = (f"learned {pc} from {len(train)} rows; train log-likelihood "
+           f"{float(pc.log_marginal(train).mean()):.6f} per row")
+    if test is not None:
+        msg += f"; test log-likelihood {float(pc.log_marginal(test).mean()):.6f} per row"
+    print(msg + f"; saved {args.out}")
     return EXIT_OK
 
 
@@ -132,8 +137,12 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("learn", help="learn a circuit from a CSV file")
     p.add_argument("data", help="CSV file with a header; complete, categorical columns")
     p.add_argument("--decision", required=True, help="the decision column")
-    p.add_argument("--structure", choices=("clt",), default="clt")
+    p.add_argument("--structure", choices=("clt", "strudel"), default="clt")
+    p.add_argument("--seed", type=int, default=0, help="seed of Strudel's validation split")
     p.add_argument("--pseudocount", type=float, default=1.0)
+    p.add_argument("--test-fraction", type=float, default=0.0,
+                   help="hold out this fraction of rows (seeded by --seed) and report its "
+                        "log-likelihood")
     p.add_argument("--out", required=True, help="output model (.json; .psdd for binary data)")
     p.set_defaults(func=_cmd_learn)
 

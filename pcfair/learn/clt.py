@@ -134,7 +134,8 @@ def _vtree_of(v: int, children: dict[int, list[int]]):
 
 
 def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocount: float = 1.0,
-             random_state=None) -> Circuit:
+             random_state=None, *, max_splits: int = 50, max_nodes: int = 20_000,
+             valid_size: float = 0.2) -> Circuit:
     """Learn a smooth, decomposable, deterministic, structured-decomposable PC from data.
 
     Parameters
@@ -144,13 +145,19 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
         sorted distinct values.
     decision : str
         The decision column; the circuit's root decides on it.
-    structure : {"clt"}
-        ``"clt"``: a Chow-Liu tree compiled as in the module docstring. (Strudel is not
-        available yet.)
+    structure : {"clt", "strudel"}
+        ``"clt"``: a Chow-Liu tree compiled as in the module docstring. ``"strudel"``: that
+        circuit grown by Strudel splits (:mod:`pcfair.learn.strudel`), choosing the size by
+        log-likelihood on a validation split of ``valid_size`` of the rows, then re-fitting
+        the parameters on all rows.
     pseudocount : float, default 1.0
         Laplace pseudocount ``α`` for mutual information and parameters.
     random_state : None, int or Generator
-        Accepted for a uniform API; the CLT learner is deterministic.
+        Seeds the validation split of Strudel; the CLT learner is deterministic.
+    max_splits, max_nodes : int
+        Strudel's budgets.
+    valid_size : float, default 0.2
+        Strudel's validation fraction.
 
     Returns
     -------
@@ -167,9 +174,8 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     >>> rep.deterministic, rep.structured_decomposable
     (True, True)
     """
-    if structure != "clt":
-        raise ValueError(f"structure must be 'clt' (Strudel is not available yet), "
-                         f"not {structure!r}")
+    if structure not in ("clt", "strudel"):
+        raise ValueError(f"structure must be 'clt' or 'strudel', not {structure!r}")
     if pseudocount < 0 or not np.isfinite(pseudocount):
         raise ValueError("pseudocount must be a finite non-negative number")
     if decision not in df.columns:
@@ -183,7 +189,17 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     prior = (np.bincount(codes[:, d], minlength=kd) + pseudocount / kd) / (len(codes) + pseudocount)
     tables = {v: conditional_table(codes, cards, v, int(tree.parent[v]), d, pseudocount)
               for v in tree.features}
-    return compile_tree(variables, tree, prior, tables)
+    clt = compile_tree(variables, tree, prior, tables)
+    if structure == "clt":
+        return clt
+    from pcfair.learn.parameters import fit_parameters
+    from pcfair.learn.strudel import strudel
+
+    order = np.random.default_rng(random_state).permutation(len(codes))
+    cut = max(1, int(round(len(codes) * (1 - valid_size))))
+    grown, _ = strudel(clt, codes[order[:cut]], codes[order[cut:]], pseudocount=pseudocount,
+                       max_splits=max_splits, max_nodes=max_nodes)
+    return fit_parameters(grown, codes, pseudocount)
 
 
 def train_valid_split(df: pd.DataFrame, valid_size: float = 0.2, random_state=None
