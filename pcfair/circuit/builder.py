@@ -179,47 +179,22 @@ class CircuitBuilder:
                     reach[c] = True
         order = np.flatnonzero(reach)
         new_id = {int(old): new for new, old in enumerate(order)}
-
-        n = len(order)
-        kind = np.empty(n, np.int8)
-        var = np.full(n, -1, np.int32)
-        value = np.full(n, -1, np.int32)
-        pptr = np.zeros(n, np.int32)
-        plen = np.zeros(n, np.int32)
-        params: list[float] = []
-        eptr = np.zeros(n + 1, np.int32)
-        ea: list[int] = []
-        eb: list[int] = []
-        ew: list[float] = []
-        for new, old in enumerate(order):
+        kind, var, value, params, edges = [], [], [], [], []
+        for old in order:
             key = nodes[old]
             tag = key[0]
-            if tag == "ind":
-                kind[new], var[new], value[new] = INDICATOR, key[1], key[2]
-            elif tag == "cat":
-                kind[new], var[new] = CATEGORICAL, key[1]
-                pptr[new], plen[new] = len(params), len(key[2])
-                params.extend(key[2])
-            elif tag == "prod":
-                kind[new] = PRODUCT
-                for c in key[1]:
-                    ea.append(new_id[c])
-                    eb.append(-1)
-                    ew.append(0.0)
+            kind.append({"ind": INDICATOR, "cat": CATEGORICAL, "prod": PRODUCT, "sum": SUM}[tag])
+            var.append(key[1] if tag in ("ind", "cat") else -1)
+            value.append(key[2] if tag == "ind" else -1)
+            params.append(key[2] if tag == "cat" else None)
+            if tag == "prod":
+                edges.append([new_id[c] for c in key[1]])
+            elif tag == "sum":
+                edges.append([(new_id[a], new_id[b] if b >= 0 else -1, w)
+                              for a, b, w in expanded[int(old)]])
             else:
-                kind[new] = SUM
-                for a, b, w in expanded[int(old)]:
-                    ea.append(new_id[a])
-                    eb.append(new_id[b] if b >= 0 else -1)
-                    ew.append(w)
-            eptr[new + 1] = len(ea)
-        circuit = Circuit(
-            self.variables, kind, var, value, pptr, plen, np.array(params, np.float64),
-            eptr, np.array(ea, np.int32), np.array(eb, np.int32), np.array(ew, np.float64),
-        )
-        if vtree is not None:
-            circuit = circuit.with_vtree(vtree)
-        return circuit
+                edges.append(None)
+        return from_arrays(self.variables, kind, var, value, params, edges, vtree)
 
 
 def from_arrays(variables, kind, var, value, params_by_node, edges_by_node, vtree=None) -> Circuit:

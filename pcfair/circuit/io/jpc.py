@@ -121,13 +121,9 @@ def parse_jpc(text: str, path: str = "<string>", vtree: Vtree | None = None) -> 
         if kind[i] == CATEGORICAL and len(params[i]) != card[var[i]]:
             raise FormatError(f"categorical leaf {i} on variable {var[i] + 1} has "
                               f"{len(params[i])} values but the variable has {card[var[i]]}", path)
-    triples = [
-        None if e is None else [(c, -1, 0.0) if isinstance(c, int) else c for c in e]
-        for e in edges
-    ]
     variables = Variables([str(i + 1) for i in range(n_vars)],
                           [tuple(range(card.get(i, 2))) for i in range(n_vars)])
-    return _assemble(variables, kind, var, value, params, triples, vtree, path)
+    return _assemble(variables, kind, var, value, params, edges, vtree, path)
 
 
 def read_jpc(path: str | os.PathLike, vtree: Vtree | None = None) -> Circuit:

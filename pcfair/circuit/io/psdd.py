@@ -19,6 +19,7 @@ import os
 
 import numpy as np
 
+from pcfair.circuit.builder import from_arrays
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
 from pcfair.circuit.io._text import LineReader, format_float, read_text, records, write_text
 from pcfair.circuit.variables import Variables
@@ -140,7 +141,8 @@ def parse_psdd(text: str, path: str = "<string>", vtree: Vtree | None = None) ->
 
 
 def _assemble(variables, kind, var, value, params, edges, vtree, path) -> Circuit:
-    """Build the circuit from per-node lists (children before parents, root last).
+    """Build the circuit from per-node lists (children before parents, root last); a sum's
+    edges are ``(a, b, logw)`` triples, a product's are child ids.
 
     Nodes the root does not reach occur in real files and are dropped. A root that does not
     mention every variable the file's input nodes mention is the signature of a truncated file
@@ -151,10 +153,10 @@ def _assemble(variables, kind, var, value, params, edges, vtree, path) -> Circui
     reach[n - 1] = True
     for i in range(n - 1, -1, -1):
         if reach[i] and edges[i]:
-            for a, b, _ in edges[i]:
-                reach[a] = True
-                if b >= 0:
-                    reach[b] = True
+            for edge in edges[i]:
+                for c in ((edge,) if isinstance(edge, int) else edge[:2]):
+                    if c >= 0:
+                        reach[c] = True
     leaf_vars = {var[i] for i in range(n) if var[i] >= 0}
     root_vars = {var[i] for i in range(n) if var[i] >= 0 and reach[i]}
     if leaf_vars != root_vars:
@@ -164,30 +166,16 @@ def _assemble(variables, kind, var, value, params, edges, vtree, path) -> Circui
             "nodes use; the file may be truncated", path,
         )
     new_id = np.cumsum(reach) - 1
-    pptr: list[int] = []
-    plen: list[int] = []
-    heap: list[float] = []
-    eptr = [0]
-    ea: list[int] = []
-    eb: list[int] = []
-    ew: list[float] = []
     keep = np.flatnonzero(reach)
-    for i in keep:
-        p = params[i]
-        pptr.append(len(heap))
-        plen.append(0 if p is None else len(p))
-        if p is not None:
-            heap.extend(p)
-        for a, b, w in edges[i] or ():
-            ea.append(int(new_id[a]))
-            eb.append(int(new_id[b]) if b >= 0 else -1)
-            ew.append(w)
-        eptr.append(len(ea))
-    c = Circuit(variables, np.asarray(kind)[keep], np.asarray(var)[keep],
-                np.asarray(value)[keep], np.array(pptr), np.array(plen),
-                np.array(heap, np.float64), np.array(eptr), np.array(ea, np.int32),
-                np.array(eb, np.int32), np.array(ew, np.float64))
-    return c.with_vtree(vtree) if vtree is not None else c
+    def remap(edge):
+        if isinstance(edge, int):  # a product's child
+            return int(new_id[edge])
+        a, b, w = edge
+        return int(new_id[a]), int(new_id[b]) if b >= 0 else -1, w
+
+    kept_edges = [None if edges[i] is None else [remap(e) for e in edges[i]] for i in keep]
+    return from_arrays(variables, [kind[i] for i in keep], [var[i] for i in keep],
+                       [value[i] for i in keep], [params[i] for i in keep], kept_edges, vtree)
 
 
 def read_psdd(path: str | os.PathLike, vtree: Vtree | None = None) -> Circuit:
