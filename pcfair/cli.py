@@ -124,6 +124,64 @@ def _cmd_learn(args) -> int:
     return EXIT_OK
 
 
+def _pattern_args(p: argparse.ArgumentParser) -> None:
+    _model_args(p)
+    p.add_argument("--decision", required=True, help="the binary decision variable")
+    p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
+    p.add_argument("--delta", type=float, required=True, help="discrimination threshold")
+    p.add_argument("--favorable", default="1", help="the favourable decision value (default 1)")
+    p.add_argument("--engine", choices=("auto", "dense"), default="auto")
+
+
+def _sensitive(args) -> list[str]:
+    return [s.strip() for s in args.sensitive.split(",") if s.strip()]
+
+
+def _cmd_certify(args) -> int:
+    import json
+
+    from pcfair.patterns import certify
+
+    cert = certify(_load(args), args.decision, _sensitive(args), args.delta,
+                   favorable=args.favorable, engine=args.engine)
+    if args.format == "json":
+        print(json.dumps(cert.to_dict(), default=str))
+    else:
+        verdict = {True: f"FAIR: no discrimination pattern with |Δ| > {args.delta}",
+                   False: f"UNFAIR: a discrimination pattern exists (|Δ| > {args.delta})",
+                   None: "INCOMPLETE: the search stopped before a verdict"}[cert.fair]
+        print(verdict)
+        print(f"engine {cert.engine}, complete {cert.complete}, max |Δ| "
+              f"{cert.max_abs_score:.6g}")
+        if cert.witness is not None:
+            w = cert.witness
+            print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}")
+    return EXIT_OK if cert.fair else (EXIT_FOUND if cert.fair is False else EXIT_INCOMPLETE)
+
+
+def _cmd_patterns(args) -> int:
+    import json
+
+    from pcfair.patterns import find_patterns
+
+    ps = find_patterns(_load(args), args.decision, _sensitive(args), args.delta,
+                       kind=args.kind, k=args.k, rank_by=args.rank_by,
+                       favorable=args.favorable, engine=args.engine, count_only=args.count)
+    if args.format == "json":
+        print(json.dumps(ps.to_dict(include_patterns=not args.count), default=str))
+    elif args.count:
+        print(ps.count)
+    elif args.format == "csv":
+        print(ps.to_frame().drop(columns=["x_dict", "y_dict"]).to_csv(index=False), end="")
+    else:
+        frame = ps.to_frame().drop(columns=["x_dict", "y_dict"])
+        print(f"{ps.count} {args.kind} pattern(s) at delta {args.delta} "
+              f"(engine {ps.engine}, complete {ps.complete})")
+        if len(frame):
+            print(frame.to_string(index=False))
+    return EXIT_OK if ps.complete else EXIT_INCOMPLETE
+
+
 def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="structural properties of a circuit")
     _model_args(p)
@@ -134,6 +192,20 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--evidence", default="", help='comma-separated VAR=VALUE, e.g. "1=0,3=1"')
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_marginal)
+    p = sub.add_parser("certify", help="prove a circuit delta-fair or give a witness pattern")
+    _pattern_args(p)
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=_cmd_certify)
+    p = sub.add_parser("patterns", help="mine discrimination patterns and their summaries")
+    _pattern_args(p)
+    p.add_argument("--kind", choices=("all", "topk", "maximal", "minimal", "pareto"),
+                   default="all")
+    p.add_argument("--k", type=int, default=None, help="how many for --kind topk (10)")
+    p.add_argument("--rank-by", choices=("discrimination", "divergence"),
+                   default="discrimination")
+    p.add_argument("--count", action="store_true", help="print only the number of patterns")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.set_defaults(func=_cmd_patterns)
     p = sub.add_parser("learn", help="learn a circuit from a CSV file")
     p.add_argument("data", help="CSV file with a header; complete, categorical columns")
     p.add_argument("--decision", required=True, help="the decision column")

@@ -1,0 +1,255 @@
+"""Discrimination patterns: the public API (``find_patterns``, ``certify``) and result types.
+
+Definitions follow ``pc-certifier.md``: a pattern ``(x, y)`` has a non-empty assignment ``x`` of
+sensitive variables and an assignment ``y`` of other features; its score is
+``Δ = P(d | x, y) − P(d | y)`` and it discriminates when ``|Δ| > δ`` (strict). Patterns with
+``P(x, y) = 0`` are undefined and never reported.
+
+Engines: ``"dense"`` (every pattern by table look-ups; any smooth, decomposable circuit whose
+tables fit the memory budget; complete). ``"auto"`` picks it when it fits. The branch-and-bound
+and sampling engines are not built yet and are refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.errors import VariableError
+from pcfair.inference.quotient import decision_evidence
+from pcfair.patterns.dense import Lattice, build_lattice, divergence, summaries
+
+KINDS = ("all", "topk", "maximal", "minimal", "pareto")
+RANKS = ("discrimination", "divergence")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One discrimination pattern with readable ``x`` and ``y`` (names → labels)."""
+
+    x: dict
+    y: dict
+    score: float
+    probability: float
+    divergence: float
+
+    @property
+    def abs_score(self) -> float:
+        return abs(self.score)
+
+    @property
+    def size(self) -> int:
+        return len(self.x) + len(self.y)
+
+    def text(self) -> str:
+        """``race=Black, sex=Male | age=<25`` style."""
+        xs = ", ".join(f"{k}={v}" for k, v in self.x.items())
+        ys = ", ".join(f"{k}={v}" for k, v in self.y.items())
+        return xs + (f" | {ys}" if ys else "")
+
+    def to_dict(self) -> dict:
+        return {"x": _jsonable(self.x), "y": _jsonable(self.y), "score": self.score,
+                "abs_score": self.abs_score, "probability": self.probability,
+                "divergence": self.divergence}
+
+
+def _jsonable(d: dict) -> dict:
+    return {str(k): (v.item() if isinstance(v, np.generic) else v) for k, v in d.items()}
+
+
+@dataclass
+class PatternSet:
+    """Patterns of one kind, with the engine, completeness and statistics of the run."""
+
+    kind: str
+    delta: float
+    engine: str
+    complete: bool
+    count: int
+    patterns: list[Pattern] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+    def __iter__(self):
+        return iter(self.patterns)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pattern: readable ``x``/``y`` text, the dicts, Δ, |Δ|, P(x,y),
+        divergence and size."""
+        rows = [{"x": ", ".join(f"{k}={v}" for k, v in p.x.items()),
+                 "y": ", ".join(f"{k}={v}" for k, v in p.y.items()),
+                 "x_dict": p.x, "y_dict": p.y, "score": p.score, "abs_score": p.abs_score,
+                 "probability": p.probability, "divergence": p.divergence, "size": p.size}
+                for p in self.patterns]
+        cols = ["x", "y", "x_dict", "y_dict", "score", "abs_score", "probability",
+                "divergence", "size"]
+        return pd.DataFrame(rows, columns=cols)
+
+    def to_dict(self, include_patterns: bool = True) -> dict:
+        out = {"kind": self.kind, "delta": self.delta, "complete": self.complete,
+               "engine": self.engine, "count": self.count, "stats": self.stats}
+        if include_patterns:
+            out["patterns"] = [p.to_dict() for p in self.patterns]
+        return out
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Result of :func:`certify`. ``fair`` is True only when a complete engine found no
+    pattern, False with a ``witness`` when one exists, None when the run was incomplete."""
+
+    fair: bool | None
+    complete: bool
+    delta: float
+    engine: str
+    witness: Pattern | None
+    max_abs_score: float | None
+    stats: dict
+
+    def to_dict(self) -> dict:
+        return {"fair": self.fair, "complete": self.complete, "delta": self.delta,
+                "engine": self.engine, "witness": None if self.witness is None
+                else self.witness.to_dict(), "max_abs_score": self.max_abs_score,
+                "stats": self.stats}
+
+
+def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
+    d, fav, _ = decision_evidence(circuit, decision, favorable)
+    if isinstance(sensitive, (str, int)):
+        sensitive = [sensitive]
+    sens = [circuit.variables.index(s) for s in sensitive]
+    if not sens:
+        raise VariableError("at least one sensitive variable is needed")
+    if d in sens:
+        raise VariableError("the decision variable cannot be sensitive")
+    if not 0 <= float(delta) < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta}")
+    return d, fav, sorted(set(sens))
+
+
+def _pattern(circuit: Circuit, lat: Lattice, i: int, div: np.ndarray) -> Pattern:
+    x, y = lat.decode(i)
+    lab = circuit.variables
+    return Pattern(
+        x={lab.names[v]: lab.domains[v][val] for v, val in x.items()},
+        y={lab.names[v]: lab.domains[v][val] for v, val in y.items()},
+        score=float(lat.score[i]), probability=float(lat.probability[i]),
+        divergence=float(div[i]))
+
+
+def _engine(engine: str) -> str:
+    if engine in ("auto", "dense"):
+        return "dense"
+    if engine in ("search", "sample"):
+        raise ValueError(f"the {engine!r} engine is not available yet; use engine='dense'")
+    raise ValueError(f"unknown engine {engine!r} (expected 'auto' or 'dense')")
+
+
+def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "all",
+                  k: int | None = None, rank_by: str = "discrimination", *, favorable=1,
+                  engine: str = "auto", count_only: bool = False,
+                  max_bytes: int = 2 << 30) -> PatternSet:
+    """Find discrimination patterns of ``pc`` (see the module docstring).
+
+    Parameters
+    ----------
+    pc : Circuit
+    decision : str
+        The binary decision variable ``D``.
+    sensitive : str or sequence of str
+        Sensitive variables (``x`` ranges over their joint assignments).
+    delta : float
+        Threshold; a pattern discriminates when ``|Δ| > delta``.
+    kind : {"all", "topk", "maximal", "minimal", "pareto"}
+    k : int, optional
+        For ``"topk"``: how many (default 10).
+    rank_by : {"discrimination", "divergence"}
+        Ordering of ``"topk"`` (and of every returned list).
+    favorable : value, default 1
+    engine : {"auto", "dense"}
+    count_only : bool
+        Return the count without materialising patterns.
+    max_bytes : int
+        Memory budget of the dense engine.
+
+    Returns
+    -------
+    PatternSet
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> ps = find_patterns(pc, "d", ["s"], 0.1)
+    >>> [(p.text(), round(p.score, 4)) for p in ps]
+    [('s=0', -0.25), ('s=1', 0.1667)]
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    if rank_by not in RANKS:
+        raise ValueError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
+    d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    name = _engine(engine)
+    t0 = time.perf_counter()
+    lat = build_lattice(pc, d, fav, sens, max_bytes)
+    masks = summaries(lat, float(delta))
+    div = divergence(lat, float(delta))
+    key = np.abs(np.nan_to_num(lat.score)) if rank_by == "discrimination" else div
+    chosen = masks["patterns" if kind in ("all", "topk") else kind]
+    idx = np.flatnonzero(chosen)
+    idx = idx[np.argsort(-key[idx], kind="stable")]
+    if kind == "topk":
+        idx = idx[: 10 if k is None else int(k)]
+    stats = {"lattice_points": int(np.prod(lat.shape)), "defined_patterns": int(lat.valid.sum()),
+             "seconds": time.perf_counter() - t0}
+    patterns = [] if count_only else [_pattern(pc, lat, int(i), div) for i in idx]
+    return PatternSet(kind=kind, delta=float(delta), engine=name, complete=True,
+                      count=int(len(idx)), patterns=patterns, stats=stats)
+
+
+def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
+            *, max_bytes: int = 2 << 30) -> Certificate:
+    """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
+
+    Returns
+    -------
+    Certificate
+        ``fair`` is True only from a complete engine that found no pattern.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.45, 0.55]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.5, 0.5]), 0.5)]))
+    >>> certify(pc, "d", "s", 0.05).fair, certify(pc, "d", "s", 0.01).fair
+    (True, False)
+    """
+    d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    name = _engine(engine)
+    t0 = time.perf_counter()
+    lat = build_lattice(pc, d, fav, sens, max_bytes)
+    abs_score = np.abs(lat.score[lat.valid])
+    best = float(abs_score.max()) if len(abs_score) else 0.0
+    disc = np.flatnonzero(lat.valid & (np.abs(np.nan_to_num(lat.score)) > delta))
+    witness = None
+    if len(disc):
+        div = divergence(lat, float(delta))
+        top = disc[np.argmax(np.abs(lat.score[disc]))]
+        witness = _pattern(pc, lat, int(top), div)
+    stats = {"lattice_points": int(np.prod(lat.shape)), "defined_patterns": int(lat.valid.sum()),
+             "seconds": time.perf_counter() - t0}
+    return Certificate(fair=not len(disc), complete=True, delta=float(delta), engine=name,
+                       witness=witness, max_abs_score=best, stats=stats)

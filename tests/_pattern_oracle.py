@@ -1,0 +1,370 @@
+"""Brute-force oracle for discrimination patterns (a test helper, not a test module).
+
+Written straight from the definitions of ``shared/specs/pc-certifier.md`` §1–§3, with no search,
+no bounds and no pcfair code other than :meth:`Circuit.log_marginal` (used only to tabulate the
+joint distribution). Every probability is a sum over the rows of the full joint table, taken with
+:func:`math.fsum` (correctly rounded, so it does not depend on the order of the rows or on how
+many zero rows a mask selects: two patterns that select the same rows get bit-identical
+probabilities, which matters for the strict Pareto ties).
+
+Conventions
+-----------
+* Variables are numbered ``0 .. V-1``; ``cards[v]`` is the number of values of ``v``; a value is
+  its 0-based index. ``decision`` is the index of the binary ``D``, ``favorable`` the index of
+  ``d`` (the other value is ``¬d``). ``Z`` is every variable except ``D``.
+* A pattern is a pair of dicts ``x = {var: value}`` (non-empty, sensitive vars only) and
+  ``y = {var: value}`` (vars of ``Z`` not in ``x``).
+* ``enumerate_patterns`` returns every pattern with ``P(x, y) > 0`` (a :class:`PatternList`);
+  patterns with ``P(x, y) = 0`` are undefined (spec §1) and only counted, in
+  ``PatternList.n_undefined``.
+* The summaries (:func:`maximal`, :func:`minimal`, :func:`pareto`) take that full list and
+  quantify over it. So an extension with ``P = 0`` is ignored when asking "is every extension in
+  Σ?" (it describes nobody, and it is not a pattern of the distribution). The spec does not say
+  this in so many words; the authors' code instead counts a zero-probability extension as "not
+  in Σ" (its score is NaN). The two agree on strictly positive distributions.
+* ``minimal`` reads spec §3 as: let ``Up(p)`` = "p ∈ Σ and every extension of p is in Σ";
+  ``p`` is minimal iff ``Up(p)`` and no valid contraction ``c`` (``x_c ≠ ∅``) has ``Up(c)``.
+  (The same reading as the authors' ``get_minimal_patterns``: a node is "full" only if it is
+  itself a pattern and all its extensions are.)
+
+Checked once (by hand, not in the suite: the model is not shipped) on the authors' published
+COMPAS circuit ``compas_good.psdd`` (D = "8", sensitive "4".."7"): 7,445 / 2,388 / 1,164
+patterns at δ = .01 / .05 / .1, 170 / 74 / 0 maximal, 103 / 10 / 1 minimal, top |Δ| 0.2236, as
+spec §3 states; strict Pareto fronts of 36 / 26 at δ = .05 / .1 (38 / 28 when ties on
+probability are kept, as the authors' code does and the paper reports).
+
+Near the threshold, rounding decides: see :func:`well_separated` before comparing engines.
+
+Cost: enumeration is O(#patterns × #rows); the summaries compare pairs of patterns, O(|Σ| ×
+#patterns). A 7-feature binary model (14,688 patterns, 256 rows) takes tens of seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# --------------------------------------------------------------------------------------------
+# the joint table
+
+
+def all_assignments(cards) -> np.ndarray:
+    """Every complete assignment, one row each, in ``itertools.product`` order (the last
+    variable changes fastest; the same order as a C-order ``reshape(-1)`` of an array of shape
+    ``cards``)."""
+    return np.array(list(itertools.product(*[range(int(k)) for k in cards])),
+                    dtype=np.int32).reshape(-1, len(cards))
+
+
+def joint_table(circuit) -> tuple[np.ndarray, np.ndarray]:
+    """``(assignments [N, V] int32, probs [N])``: the circuit's value on every complete
+    assignment, by ``circuit.log_marginal`` (no evidence is missing, so nothing is summed out)."""
+    cards = [int(k) for k in circuit.variables.cardinalities]
+    assignments = all_assignments(cards)
+    probs = np.exp(np.asarray(circuit.log_marginal(assignments), dtype=np.float64))
+    return assignments, probs
+
+
+def _as_table(model, cards):
+    """``(assignments, probs)`` from a Circuit, an ``(assignments, probs)`` pair, or an array
+    of shape ``cards`` holding ``P(v0, v1, ...)``. Probabilities are divided by their total."""
+    if hasattr(model, "log_marginal"):
+        assignments, probs = joint_table(model)
+        model_cards = [int(k) for k in model.variables.cardinalities]
+        if list(cards) != model_cards:
+            raise ValueError(f"cards {list(cards)} do not match the circuit's {model_cards}")
+    elif isinstance(model, tuple) and len(model) == 2:
+        assignments = np.asarray(model[0], dtype=np.int32)
+        probs = np.asarray(model[1], dtype=np.float64)
+    else:
+        arr = np.asarray(model, dtype=np.float64)
+        if list(arr.shape) != list(cards):
+            raise ValueError(f"a table of shape {arr.shape} does not match cards {list(cards)}")
+        assignments = all_assignments(cards)
+        probs = arr.reshape(-1)
+    if assignments.shape != (int(np.prod(cards)), len(cards)) or probs.shape != (len(assignments),):
+        raise ValueError("the table must hold one row per complete assignment")
+    if np.any(probs < 0) or not np.all(np.isfinite(probs)):
+        raise ValueError("probabilities must be finite and non-negative")
+    total = math.fsum(probs.tolist())
+    if total <= 0:
+        raise ValueError("the table has no probability mass")
+    return assignments, probs / total
+
+
+def _prob(assignments, probs, event: dict) -> float:
+    """P(event) = the sum of the rows that agree with every ``var: value`` of ``event``."""
+    mask = np.ones(len(assignments), dtype=bool)
+    for var, value in event.items():
+        mask &= assignments[:, var] == value
+    return math.fsum(probs[mask].tolist())
+
+
+# --------------------------------------------------------------------------------------------
+# scores
+
+
+def divergence(p_dxy: float, p_xy: float, p_dy: float, p_y: float, delta: float) -> float:
+    """Spec §2's closed form: the least KL(P‖Q) over Q that agree with P outside ``x y`` and
+    have ``|Δ_Q(x, y)| ≤ δ``. Zero when ``|Δ| ≤ δ``.
+
+    ``a1 = P(d,x,y)``, ``a0 = P(¬d,x,y)``; ``r`` is the mass moved from ``¬d x y`` to ``d x y``
+    (negative: the other way); ``0·log(0/…)`` is 0. It is ``inf`` in the one case where Q must
+    empty a block that P fills (δ = 0 and ``P(d, y) = P(d, x, y)``, or the same for ``¬d``);
+    there rounding may instead give a huge finite value.
+    """
+    if delta < 0:
+        raise ValueError("delta must be non-negative")
+    score = p_dxy / p_xy - p_dy / p_y
+    if abs(score) <= delta:
+        return 0.0
+    a1 = p_dxy
+    a0 = p_xy - p_dxy
+    denom = 1.0 / p_xy - 1.0 / p_y
+    # |Δ| > δ ≥ 0 needs P(y) > P(x, y) (else the rows of x y and of y coincide and Δ = 0)
+    assert denom > 0, (p_xy, p_y, score)
+    if score > delta:
+        r = (delta - score) / denom
+    else:
+        r = (-delta - score) / denom
+    div = 0.0
+    for a, moved in ((a1, a1 + r), (a0, a0 - r)):
+        if a > 0:
+            # moved ≤ 0 only when δ = 0 and the fix needs Q(d, x, y) = 0 (or Q(¬d, x, y) = 0):
+            # all of y's d-mass (¬d-mass) lies in x y. KL(P‖Q) is then infinite.
+            div += math.inf if moved <= 0 else a * math.log(a / moved)
+    return max(div, 0.0)  # KL ≥ 0; rounding can give −1e-17 when |Δ| barely exceeds δ
+
+
+@dataclass
+class PatternRecord:
+    """One pattern ``(x, y)`` with ``P(x, y) > 0`` and its scores."""
+
+    x: dict          # {sensitive var: value}, non-empty
+    y: dict          # {var of Z \\ X: value}
+    delta: float     # signed Δ(x, y) = P(d | x, y) − P(d | y)
+    probability: float  # P(x, y)
+    divergence: float   # spec §2, at the δ given to enumerate_patterns
+    p_dxy: float     # P(d, x, y)
+    p_dy: float      # P(d, y)
+    p_y: float       # P(y)
+
+    @property
+    def abs_delta(self) -> float:
+        return abs(self.delta)
+
+    @property
+    def key(self) -> tuple:
+        """A hashable identity: (sorted x items, sorted y items)."""
+        return (tuple(sorted(self.x.items())), tuple(sorted(self.y.items())))
+
+    def size(self) -> int:
+        return len(self.x) + len(self.y)
+
+
+class PatternList(list):
+    """The list of all defined patterns, plus what was enumerated to get it."""
+
+    def __init__(self, records, *, cards, decision, sensitive, favorable, delta, n_undefined):
+        super().__init__(records)
+        self.cards = list(cards)
+        self.decision = decision
+        self.sensitive = list(sensitive)
+        self.favorable = favorable
+        self.delta = delta
+        self.n_undefined = n_undefined  # patterns with P(x, y) = 0, skipped
+
+
+def _states(var: int, card: int, sensitive: bool) -> list:
+    """A variable's states in a pattern: absent, in y with each value, in x with each value."""
+    out = [None] + [("y", v) for v in range(card)]
+    if sensitive:
+        out += [("x", v) for v in range(card)]
+    return out
+
+
+def all_pattern_assignments(cards, decision, sensitive):
+    """Every pattern ``(x, y)`` (x non-empty) as a pair of dicts, P(x, y) = 0 included."""
+    z = [v for v in range(len(cards)) if v != decision]
+    per_var = [_states(v, cards[v], v in set(sensitive)) for v in z]
+    for combo in itertools.product(*per_var):
+        x, y = {}, {}
+        for var, state in zip(z, combo):
+            if state is None:
+                continue
+            (x if state[0] == "x" else y)[var] = state[1]
+        if x:
+            yield x, y
+
+
+def score_pattern(assignments, probs, decision, favorable, x: dict, y: dict):
+    """``(Δ, P(d,x,y), P(x,y), P(d,y), P(y))`` by sums over the table (Δ is None if P(x,y)=0)."""
+    d = {decision: favorable}
+    p_xy = _prob(assignments, probs, {**x, **y})
+    p_dxy = _prob(assignments, probs, {**x, **y, **d})
+    p_y = _prob(assignments, probs, y)
+    p_dy = _prob(assignments, probs, {**y, **d})
+    if p_xy == 0:
+        return None, p_dxy, p_xy, p_dy, p_y
+    return p_dxy / p_xy - p_dy / p_y, p_dxy, p_xy, p_dy, p_y
+
+
+def _check_problem(cards, decision, sensitive, favorable=1):
+    cards = [int(k) for k in cards]
+    if not 0 <= decision < len(cards):
+        raise ValueError("decision out of range")
+    if cards[decision] != 2:
+        raise ValueError("the decision variable must be binary")
+    if favorable not in (0, 1):
+        raise ValueError("favorable must be 0 or 1")
+    sensitive = sorted(set(int(s) for s in sensitive))
+    if decision in sensitive:
+        raise ValueError("the decision cannot be sensitive")
+    if any(not 0 <= s < len(cards) for s in sensitive):
+        raise ValueError("sensitive variable out of range")
+    return cards, sensitive
+
+
+def enumerate_patterns(model, cards, decision, sensitive, favorable=1, delta=0.0) -> PatternList:
+    """Every pattern with ``P(x, y) > 0``, scored.
+
+    ``model``: a pcfair Circuit, an ``(assignments, probs)`` pair (e.g. from
+    :func:`joint_table`), or an array of shape ``cards`` with ``P(v0, ..., v_{V-1})``.
+    ``delta`` is only used for each record's ``divergence``.
+    """
+    cards, sensitive = _check_problem(cards, decision, sensitive, favorable)
+    assignments, probs = _as_table(model, cards)
+    records, n_undefined = [], 0
+    for x, y in all_pattern_assignments(cards, decision, sensitive):
+        score, p_dxy, p_xy, p_dy, p_y = score_pattern(assignments, probs, decision, favorable, x, y)
+        if score is None:
+            n_undefined += 1
+            continue
+        records.append(PatternRecord(
+            x=x, y=y, delta=score, probability=p_xy,
+            divergence=divergence(p_dxy, p_xy, p_dy, p_y, delta),
+            p_dxy=p_dxy, p_dy=p_dy, p_y=p_y,
+        ))
+    return PatternList(records, cards=cards, decision=decision, sensitive=sensitive,
+                       favorable=favorable, delta=delta, n_undefined=n_undefined)
+
+
+def count_patterns(cards, decision, sensitive) -> int:
+    """The number of patterns (defined or not): a sensitive variable with k values has 2k+1
+    states (absent, in y, in x), a non-sensitive one k+1; minus the patterns with empty x."""
+    cards, sensitive = _check_problem(cards, decision, sensitive)
+    z = [v for v in range(len(cards)) if v != decision]
+    with_any_x = math.prod(2 * cards[v] + 1 if v in sensitive else cards[v] + 1 for v in z)
+    empty_x = math.prod(cards[v] + 1 for v in z)
+    return with_any_x - empty_x
+
+
+# --------------------------------------------------------------------------------------------
+# Σ and the summaries
+
+
+def is_discriminating(record, delta) -> bool:
+    """``|Δ| > δ`` (strict)."""
+    return abs(record.delta) > delta
+
+
+def well_separated(records, delta, eps=1e-9) -> bool:
+    """True iff no pattern has ``|Δ|`` within ``eps`` of ``δ``.
+
+    Membership of Σ for a pattern with ``|Δ| ≈ δ`` is decided by rounding (at δ = 0 a
+    mathematically zero Δ comes out as ±1e-17), so two correct engines can disagree on it and
+    on every summary that depends on it. Compare engines only where this holds."""
+    return all(abs(abs(r.delta) - delta) > eps for r in records)
+
+
+def discrimination_patterns(records, delta) -> list:
+    """Σ: the records with ``|Δ| > δ``."""
+    return [r for r in records if is_discriminating(r, delta)]
+
+
+def is_extension(big, small) -> bool:
+    """``big ⊒ small``: ``small.x ⊆ big.x``, ``small.y ⊆ big.y`` (as sets of var=value items),
+    and at least one inclusion strict. ``small`` is then a contraction of ``big``."""
+    return (small.x.items() <= big.x.items() and small.y.items() <= big.y.items()
+            and (small.x != big.x or small.y != big.y))
+
+
+def _n_features(records, cards):
+    if cards is None:
+        cards = getattr(records, "cards", None)
+    if cards is None:
+        raise ValueError("pass cards (or a PatternList from enumerate_patterns)")
+    return len(cards) - 1
+
+
+def maximal(records, delta, cards=None) -> list:
+    """Spec §3: ``p ∈ Σ``, not a complete assignment of Z, and no extension of ``p`` in Σ.
+
+    ``records`` must be the full output of :func:`enumerate_patterns`."""
+    n_z = _n_features(records, cards)
+    sigma = discrimination_patterns(records, delta)
+    out = []
+    for p in sigma:
+        if p.size() == n_z:
+            continue
+        if not any(is_extension(q, p) for q in sigma):
+            out.append(p)
+    return out
+
+
+def _up_closed(records, delta) -> list:
+    """The patterns p with ``p ∈ Σ`` and every (defined) extension of p in Σ."""
+    sigma = discrimination_patterns(records, delta)
+    return [p for p in sigma
+            if all(is_discriminating(q, delta) for q in records if is_extension(q, p))]
+
+
+def minimal(records, delta, cards=None) -> list:
+    """Spec §3: ``p ∈ Σ`` with every extension in Σ, and no valid contraction with that same
+    property (see the module docstring for the exact reading).
+
+    ``records`` must be the full output of :func:`enumerate_patterns` (all have non-empty x, so
+    every contraction found among them is a valid one)."""
+    up = _up_closed(records, delta)
+    return [p for p in up if not any(is_extension(p, c) for c in up)]
+
+
+def pareto(records, delta, cards=None) -> list:
+    """Spec §3, Definition 5 (strict): ``p ∈ Σ`` such that for every other ``q ∈ Σ``,
+    ``|Δ(p)| > |Δ(q)|`` or ``P(p) > P(q)``. Exact ties on both leave neither on the front."""
+    sigma = discrimination_patterns(records, delta)
+    out = []
+    for i, p in enumerate(sigma):
+        if all(abs(p.delta) > abs(q.delta) or p.probability > q.probability
+               for j, q in enumerate(sigma) if j != i):
+            out.append(p)
+    return out
+
+
+def dominates(q, p) -> bool:
+    """``q`` beats ``p`` in the sense of Definition 5: ``|Δ(q)| ≥ |Δ(p)|`` and ``P(q) ≥ P(p)``
+    (so ``p`` fails the Pareto condition against ``q``)."""
+    return abs(q.delta) >= abs(p.delta) and q.probability >= p.probability
+
+
+def rank_score(record, rank_by="discrimination", delta=0.0) -> float:
+    """``|Δ|``, or the divergence at ``delta`` (recomputed, whatever δ the record was made
+    with)."""
+    if rank_by == "discrimination":
+        return abs(record.delta)
+    if rank_by == "divergence":
+        return divergence(record.p_dxy, record.probability, record.p_dy, record.p_y, delta)
+    raise ValueError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
+
+
+def top_k(records, delta, k, rank_by="discrimination") -> list:
+    """The ``k`` patterns of Σ with the highest score, best first (fewer if |Σ| < k).
+
+    Ties are broken by the pattern's key, arbitrarily but deterministically: compare engines on
+    the scores, and on identities only above the k-th score."""
+    sigma = discrimination_patterns(records, delta)
+    ranked = sorted(sigma, key=lambda r: (-rank_score(r, rank_by, delta), r.key))
+    return ranked[:k]
