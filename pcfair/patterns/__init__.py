@@ -1,6 +1,14 @@
 """Discrimination patterns: certification and mining (``pc-certifier.md``)."""
 
-from pcfair.patterns.api import Certificate, Pattern, PatternSet, certify, find_patterns
+from pcfair.patterns.api import (
+    Certificate,
+    Pattern,
+    PatternSet,
+    certify,
+    find_patterns,
+    pattern_census,
+)
 from pcfair.patterns.dense import LatticeTooLarge
 
-__all__ = ["Certificate", "LatticeTooLarge", "Pattern", "PatternSet", "certify", "find_patterns"]
+__all__ = ["Certificate", "LatticeTooLarge", "Pattern", "PatternSet", "certify", "find_patterns",
+           "pattern_census"]

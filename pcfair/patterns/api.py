@@ -253,3 +253,36 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
              "seconds": time.perf_counter() - t0}
     return Certificate(fair=not len(disc), complete=True, delta=float(delta), engine=name,
                        witness=witness, max_abs_score=best, stats=stats)
+
+
+def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
+                   ks=(1, 10, 100), *, favorable=1, max_bytes: int = 2 << 30) -> pd.DataFrame:
+    """Counts and summaries at several thresholds from one dense lattice.
+
+    One row per δ: numbers of discrimination patterns, maximal, minimal and Pareto-optimal
+    patterns, and the k-th best ``|Δ|`` and divergence for each ``k`` in ``ks``.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> pattern_census(pc, "d", ["s"], deltas=(0.1, 0.2), ks=(1,))["patterns"].tolist()
+    [2, 1]
+    """
+    d, fav, sens = _resolve(pc, decision, sensitive, favorable, min(deltas))
+    lat = build_lattice(pc, d, fav, sens, max_bytes)
+    abs_score = np.abs(np.nan_to_num(lat.score))
+    rows = []
+    for delta in deltas:
+        m = summaries(lat, float(delta))
+        div = divergence(lat, float(delta))
+        row = {"delta": delta, **{k: int(v.sum()) for k, v in m.items()}}
+        member = np.flatnonzero(m["patterns"])
+        for k in ks:
+            for name, key in (("abs_score", abs_score), ("divergence", div)):
+                top = np.sort(key[member])[::-1]
+                row[f"top{k}_{name}"] = float(top[k - 1]) if len(top) >= k else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -21,7 +21,7 @@ The pattern lattice has one axis per feature. A feature with ``k`` values has st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,6 +45,7 @@ class Lattice:
     probability: np.ndarray  # P(x, y)
     p_dxy: np.ndarray        # P(d, x, y)
     p_y: np.ndarray          # P(y)
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def valid(self) -> np.ndarray:
@@ -171,6 +172,22 @@ def _per_axis(arr: np.ndarray, shape: tuple, reduce) -> np.ndarray:
     return a
 
 
+def _structure(lat: Lattice) -> tuple[np.ndarray, np.ndarray]:
+    """Number of x-variables and completeness of every lattice point (δ-independent)."""
+    if "structure" not in lat.cache:
+        shape = lat.shape
+        n_x = np.zeros(shape, np.int8)
+        complete = np.ones(shape, bool)
+        for axis in range(len(shape)):
+            view = [1] * len(shape)
+            view[axis] = shape[axis]
+            st = np.arange(shape[axis]).reshape(view)
+            n_x = n_x + (st > lat.cards[axis])
+            complete = complete & (st > 0)
+        lat.cache["structure"] = (n_x, complete)
+    return lat.cache["structure"]
+
+
 def summaries(lat: Lattice, delta: float) -> dict[str, np.ndarray]:
     """Boolean masks over the lattice: ``patterns`` (|Δ| > δ), ``maximal``, ``minimal``,
     ``pareto``."""
@@ -184,34 +201,34 @@ def summaries(lat: Lattice, delta: float) -> dict[str, np.ndarray]:
     up_all = _per_axis(defined_ok, shape, np.all) & disc.reshape(shape)
     d = disc.reshape(shape)
     ndim = len(shape)
+    n_x, complete = _structure(lat)
 
-    def axis_states(axis: int) -> np.ndarray:  # lattice states along one axis, broadcastable
-        view = [1] * ndim
-        view[axis] = shape[axis]
-        return np.arange(shape[axis]).reshape(view)
-
-    # a feature state is "in x" when it is a sensitive value state beyond k
-    n_x = np.zeros(shape, np.int8)
-    complete = np.ones(shape, bool)
-    for axis in range(ndim):
-        st = axis_states(axis)
-        n_x = n_x + (st > lat.cards[axis])
-        complete = complete & (st > 0)
     has_ext = np.zeros(shape, bool)
     minimal = up_all.copy()
     for axis in range(ndim):
-        st = axis_states(axis)
-        # a discriminating extension along this axis exists from its absent state
-        above = np.take(up_any, np.arange(1, shape[axis]), axis=axis).any(axis=axis,
-                                                                          keepdims=True)
-        has_ext |= (st == 0) & above
-        # one-step contraction along this axis: the same point with this axis absent
-        contracted = np.take(up_all, [0], axis=axis)
-        c_nx = n_x - (st > lat.cards[axis])
-        minimal &= ~((st > 0) & (c_nx > 0) & contracted)
+        absent = [slice(None)] * ndim
+        absent[axis] = 0
+        rest = [slice(None)] * ndim
+        rest[axis] = slice(1, None)
+        absent, rest = tuple(absent), tuple(rest)
+        # from its absent state, a discriminating extension along this axis
+        has_ext[absent] |= up_any[rest].any(axis=axis)
+        # one-step contraction along this axis (only from non-absent states); it must keep
+        # x non-empty to be valid
+        view = [1] * ndim
+        view[axis] = shape[axis] - 1
+        in_x = (np.arange(1, shape[axis]) > lat.cards[axis]).reshape(view)
+        keeps_x = (n_x[rest] - in_x) > 0
+        minimal[rest] &= ~(keeps_x & np.expand_dims(up_all[absent], axis))
     maximal = d & ~has_ext & ~complete
+    # A pattern dominated by any defined pattern q is dominated inside Σ too (|Δq| ≥ |Δ| > δ
+    # puts q in Σ), so the front of Σ is the δ-independent front of all defined patterns
+    # restricted to Σ: computed once per lattice.
+    if "front" not in lat.cache:
+        lat.cache["front"] = pareto_mask(np.abs(np.nan_to_num(lat.score)), lat.probability,
+                                         lat.valid)
     return {"patterns": disc, "maximal": maximal.ravel(), "minimal": minimal.ravel(),
-            "pareto": pareto_mask(np.abs(np.nan_to_num(lat.score)), lat.probability, disc)}
+            "pareto": lat.cache["front"] & disc}
 
 
 def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray) -> np.ndarray:
@@ -228,11 +245,9 @@ def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray) -> 
     idx = np.flatnonzero(member)
     if len(idx) == 0:
         return out
-    a_all = np.round(abs_score[idx], 12)
-    p_all = np.round(prob[idx], 15)
+    a_all, p_all = np.round(abs_score[idx], 12), np.round(prob[idx], 15)
     local = np.lexsort((-a_all, -p_all))
-    order = idx[local]
-    a, p = a_all[local], p_all[local]
+    order, a, p = idx[local], a_all[local], p_all[local]
     best_before = np.concatenate([[-np.inf], np.maximum.accumulate(a)[:-1]])
     same_next = np.zeros(len(order), bool)
     same_next[:-1] = (a[:-1] == a[1:]) & (p[:-1] == p[1:])
