@@ -206,7 +206,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     masks = summaries(lat, float(delta))
     div = divergence(lat, float(delta))
-    key = np.abs(np.nan_to_num(lat.score)) if rank_by == "discrimination" else div
+    key = lat.abs_score if rank_by == "discrimination" else div
     chosen = masks["patterns" if kind in ("all", "topk") else kind]
     idx = np.flatnonzero(chosen)
     idx = idx[np.argsort(-key[idx], kind="stable")]
@@ -243,7 +243,7 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     abs_score = np.abs(lat.score[lat.valid])
     best = float(abs_score.max()) if len(abs_score) else 0.0
-    disc = np.flatnonzero(lat.valid & (np.abs(np.nan_to_num(lat.score)) > delta))
+    disc = np.flatnonzero(lat.valid & (lat.abs_score > delta))
     witness = None
     if len(disc):
         div = divergence(lat, float(delta))
@@ -273,16 +273,19 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     """
     d, fav, sens = _resolve(pc, decision, sensitive, favorable, min(deltas))
     lat = build_lattice(pc, d, fav, sens, max_bytes)
-    abs_score = np.abs(np.nan_to_num(lat.score))
+    abs_score = lat.abs_score
     rows = []
     for delta in deltas:
         m = summaries(lat, float(delta))
         div = divergence(lat, float(delta))
         row = {"delta": delta, **{k: int(v.sum()) for k, v in m.items()}}
         member = np.flatnonzero(m["patterns"])
-        for k in ks:
-            for name, key in (("abs_score", abs_score), ("divergence", div)):
-                top = np.sort(key[member])[::-1]
+        kmax = min(max(ks), len(member))
+        for name, key in (("abs_score", abs_score), ("divergence", div)):
+            values = key[member]
+            top = np.sort(np.partition(values, len(values) - kmax)[len(values) - kmax:])[::-1] \
+                if kmax else values
+            for k in ks:
                 row[f"top{k}_{name}"] = float(top[k - 1]) if len(top) >= k else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)

@@ -49,7 +49,17 @@ class Lattice:
 
     @property
     def valid(self) -> np.ndarray:
-        return ~np.isnan(self.score)
+        """Defined patterns (x non-empty, P(x, y) > 0)."""
+        if "valid" not in self.cache:
+            self.cache["valid"] = ~np.isnan(self.score)
+        return self.cache["valid"]
+
+    @property
+    def abs_score(self) -> np.ndarray:
+        """|Δ|, 0 where undefined."""
+        if "abs_score" not in self.cache:
+            self.cache["abs_score"] = np.abs(np.nan_to_num(self.score))
+        return self.cache["abs_score"]
 
     def decode(self, flat_index: int) -> tuple[dict[int, int], dict[int, int]]:
         """``(x, y)`` as ``{variable: value index}`` of lattice point ``flat_index``."""
@@ -193,7 +203,7 @@ def summaries(lat: Lattice, delta: float) -> dict[str, np.ndarray]:
     ``pareto``."""
     shape = lat.shape
     valid = lat.valid
-    disc = valid & (np.abs(np.nan_to_num(lat.score)) > delta)
+    disc = valid & (lat.abs_score > delta)
     defined_ok = disc | ~valid | (lat.probability <= 0)
     up_any = _per_axis(disc, shape, np.any)
     # up_all over defined patterns; invalid points must not make a valid point's set fail,
@@ -225,8 +235,7 @@ def summaries(lat: Lattice, delta: float) -> dict[str, np.ndarray]:
     # puts q in Σ), so the front of Σ is the δ-independent front of all defined patterns
     # restricted to Σ: computed once per lattice.
     if "front" not in lat.cache:
-        lat.cache["front"] = pareto_mask(np.abs(np.nan_to_num(lat.score)), lat.probability,
-                                         lat.valid)
+        lat.cache["front"] = pareto_mask(lat.abs_score, lat.probability, lat.valid)
     return {"patterns": disc, "maximal": maximal.ravel(), "minimal": minimal.ravel(),
             "pareto": lat.cache["front"] & disc}
 
@@ -235,8 +244,8 @@ def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray) -> 
     """Strict Pareto front among ``member`` points: no other member has both ``abs_score`` and
     ``prob`` at least as large.
 
-    Sorted by probability then score (both descending), a point is on the front when its score
-    beats every point before it and no other point ties it on both. Ties are decided on values
+    Grouped by probability (decreasing), a point is on the front when it is the unique best
+    score of its group and beats every more probable point. Ties are decided on values
     rounded to 1e-12 (scores) and 1e-15 (probabilities): patterns that tie mathematically
     (the same rows, or a variable independent of the decision given the rest) come out of
     floating point a few ulps apart, and the strict definition must still see the tie.
@@ -246,11 +255,15 @@ def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray) -> 
     if len(idx) == 0:
         return out
     a_all, p_all = np.round(abs_score[idx], 12), np.round(prob[idx], 15)
-    local = np.lexsort((-a_all, -p_all))
-    order, a, p = idx[local], a_all[local], p_all[local]
-    best_before = np.concatenate([[-np.inf], np.maximum.accumulate(a)[:-1]])
-    same_next = np.zeros(len(order), bool)
-    same_next[:-1] = (a[:-1] == a[1:]) & (p[:-1] == p[1:])
-    same_prev = np.concatenate([[False], same_next[:-1]])
-    out[order] = (a > best_before) & ~same_next & ~same_prev
+    local = np.argsort(-p_all, kind="stable")
+    a, p = a_all[local], p_all[local]
+    # groups of equal probability, in decreasing probability
+    starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
+    group = np.cumsum(np.concatenate([[False], p[1:] != p[:-1]]))
+    gmax = np.maximum.reduceat(a, starts)
+    best_before = np.concatenate([[-np.inf], np.maximum.accumulate(gmax)[:-1]])
+    at_max = a == gmax[group]
+    n_at_max = np.add.reduceat(at_max.astype(np.int64), starts)
+    # on the front: the group's unique best score, above every more probable pattern's
+    out[idx[local]] = at_max & (gmax[group] > best_before[group]) & (n_at_max[group] == 1)
     return out
