@@ -130,7 +130,9 @@ def _pattern_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
     p.add_argument("--delta", type=float, required=True, help="discrimination threshold")
     p.add_argument("--favorable", default="1", help="the favourable decision value (default 1)")
-    p.add_argument("--engine", choices=("auto", "dense"), default="auto")
+    p.add_argument("--engine", choices=("auto", "dense", "search"), default="auto")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds for the search engine (an unfinished search is incomplete)")
 
 
 def _sensitive(args) -> list[str]:
@@ -143,7 +145,7 @@ def _cmd_certify(args) -> int:
     from pcfair.patterns import certify
 
     cert = certify(_load(args), args.decision, _sensitive(args), args.delta,
-                   favorable=args.favorable, engine=args.engine)
+                   favorable=args.favorable, engine=args.engine, time_limit=args.time_limit)
     if args.format == "json":
         print(json.dumps(cert.to_dict(), default=str))
     else:
@@ -151,8 +153,8 @@ def _cmd_certify(args) -> int:
                    False: f"UNFAIR: a discrimination pattern exists (|Δ| > {args.delta})",
                    None: "INCOMPLETE: the search stopped before a verdict"}[cert.fair]
         print(verdict)
-        print(f"engine {cert.engine}, complete {cert.complete}, max |Δ| "
-              f"{cert.max_abs_score:.6g}")
+        best = "" if cert.max_abs_score is None else f", max |Δ| {cert.max_abs_score:.6g}"
+        print(f"engine {cert.engine}, complete {cert.complete}{best}")
         if cert.witness is not None:
             w = cert.witness
             print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}")
@@ -166,7 +168,8 @@ def _cmd_patterns(args) -> int:
 
     ps = find_patterns(_load(args), args.decision, _sensitive(args), args.delta,
                        kind=args.kind, k=args.k, rank_by=args.rank_by,
-                       favorable=args.favorable, engine=args.engine, count_only=args.count)
+                       favorable=args.favorable, engine=args.engine,
+                       time_limit=args.time_limit, count_only=args.count)
     if args.format == "json":
         print(json.dumps(ps.to_dict(include_patterns=not args.count), default=str))
     elif args.count:

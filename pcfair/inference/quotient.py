@@ -615,16 +615,54 @@ def conditional_bounds(circuit: Circuit, decision, evidence: Mapping | None = No
     free_mask[d] = False
     if np.any(ev[marg] >= 0) or d in marg:
         raise VariableError("marginalized variables must not be observed (nor the decision)")
+    try:
+        b = bounds_core(circuit, plan, root, d, fav, ev, free_mask)
+    except EvidenceError:
+        raise EvidenceError(f"the evidence {evidence!r} has probability zero") from None
+    hi, lo, note = b.hi, b.lo, b.note
+    max_val, min_val = b.max, b.min
+    argmax = None if b.argmax is None else _decode(circuit, b.argmax, free_mask)
+    argmin = None if b.argmin is None else _decode(circuit, b.argmin, free_mask)
+    prior = circuit.log_marginal(np.array([_row(circuit, d, fav), _row(circuit, d, unfav)]))
+    log_odds_prior = prior[1] - prior[0]
+    return ConditionalBounds(
+        min=min_val, max=max_val, argmin=argmin, argmax=argmax,
+        # without marginalised variables a widened bound is attained (P(d|e,u) = 0 or 1 at a
+        # completion u where one side vanishes), so it stays exact
+        exact=hi.exact and lo.exact and (not note or not marg),
+        max_ratio=float(np.exp(hi.value + log_odds_prior)) if hi.feasible else float("inf"),
+        min_ratio=float(np.exp(-lo.value + log_odds_prior)) if lo.feasible else 0.0,
+        support_note=note,
+    )
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    min: float
+    max: float
+    argmin: np.ndarray | None
+    argmax: np.ndarray | None
+    hi: QuotientResult
+    lo: QuotientResult
+    note: str
+
+
+def bounds_core(circuit: Circuit, plan: PairPlan, root: int, d: int, fav: int, ev: np.ndarray,
+                free_mask: np.ndarray, want_assignment: bool = True) -> _Bounds:
+    """min/max over ``free_mask`` of P(D = fav | ev, u) in index form (variables neither free
+    nor observed are marginalised). The engine room of :func:`conditional_bounds` and of the
+    branch-and-bound search; raises :class:`EvidenceError` when P(ev) = 0."""
     ev_d, ev_nd = ev.copy(), ev.copy()
-    ev_d[d], ev_nd[d] = fav, unfav
-    hi = plan.evaluate(root, ev_d, ev_nd, free_mask)
-    lo = plan.evaluate(root, ev_nd, ev_d, free_mask)
-    # support check: completions (of everything not observed) where one side is zero
+    ev_d[d], ev_nd[d] = fav, 1 - fav
+    state = plan.evaluate_all(ev_d, ev_nd, free_mask)
+    hi = plan.result(root, state, free_mask, want_assignment)
+    state = plan.evaluate_all(ev_nd, ev_d, free_mask)
+    lo = plan.result(root, state, free_mask, want_assignment)
     note = ""
     max_val = _sigmoid(hi.value) if hi.feasible else None
     min_val = _sigmoid(-lo.value) if lo.feasible else None
-    argmax = _decode(circuit, hi.assignment, free_mask) if hi.feasible else None
-    argmin = _decode(circuit, lo.assignment, free_mask) if lo.feasible else None
+    argmax = hi.assignment if hi.feasible else None
+    argmin = lo.assignment if lo.feasible else None
     if not _positive(circuit):
         # completions (u, z) with P(d,e,u,z) > 0 = P(¬d,e,u,z) make max P(d|e,u) = 1 possible,
         # and the reverse makes min = 0 possible; the pass only saw the common support
@@ -635,11 +673,10 @@ def conditional_bounds(circuit: Circuit, decision, evidence: Mapping | None = No
         c_d = support_counts(circuit, ev_d)
         c_nd = support_counts(circuit, ev_nd)
         if c_d == 0 and c_nd == 0:
-            raise EvidenceError(f"the evidence {evidence!r} has probability zero")
+            raise EvidenceError("the evidence has probability zero")
         if c_nd == 0 or c_d == 0:  # one side vanishes everywhere: P(d|e,u) is constant
-            const = 1.0 if c_nd == 0 else 0.0
-            max_val = min_val = const
-            argmax = argmin = _decode(circuit, np.zeros(len(free_mask), np.int32), free_mask)
+            max_val = min_val = 1.0 if c_nd == 0 else 0.0
+            argmax = argmin = np.where(free_mask, 0, -1).astype(np.int32)
         elif total >= 2.0**53:
             max_val, min_val, argmax, argmin = 1.0, 0.0, None, None
             note = ("the circuit has zero-probability regions and too many completions to "
@@ -654,18 +691,8 @@ def conditional_bounds(circuit: Circuit, decision, evidence: Mapping | None = No
                 note = (note + "; " if note else "") + (
                     "some completion has P(¬d, e, u) = 0 < P(d, e, u): max widened to 1")
     if max_val is None or min_val is None:
-        raise EvidenceError(f"the evidence {evidence!r} has probability zero")
-    prior = circuit.log_marginal(np.array([_row(circuit, d, fav), _row(circuit, d, unfav)]))
-    log_odds_prior = prior[1] - prior[0]
-    return ConditionalBounds(
-        min=min_val, max=max_val, argmin=argmin, argmax=argmax,
-        # without marginalised variables a widened bound is attained (P(d|e,u) = 0 or 1 at a
-        # completion u where one side vanishes), so it stays exact
-        exact=hi.exact and lo.exact and (not note or not marg),
-        max_ratio=float(np.exp(hi.value + log_odds_prior)) if hi.feasible else float("inf"),
-        min_ratio=float(np.exp(-lo.value + log_odds_prior)) if lo.feasible else 0.0,
-        support_note=note,
-    )
+        raise EvidenceError("the evidence has probability zero")
+    return _Bounds(min_val, max_val, argmin, argmax, hi, lo, note)
 
 
 def _row(circuit: Circuit, var: int, value: int) -> np.ndarray:

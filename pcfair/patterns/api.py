@@ -6,8 +6,11 @@ sensitive variables and an assignment ``y`` of other features; its score is
 ``P(x, y) = 0`` are undefined and never reported.
 
 Engines: ``"dense"`` (every pattern by table look-ups; any smooth, decomposable circuit whose
-tables fit the memory budget; complete). ``"auto"`` picks it when it fits. The branch-and-bound
-and sampling engines are not built yet and are refused by name.
+tables fit the memory budget; complete) and ``"search"`` (branch and bound with the quotient
+bound; deterministic, structured-decomposable circuits; kinds ``"all"`` and ``"topk"`` and
+certification). ``"auto"`` picks dense when it fits, else search. A search stopped by
+``time_limit`` is marked incomplete and never certifies "fair". The sampling miner is not built
+yet and is refused by name.
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ import pandas as pd
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import VariableError
 from pcfair.inference.quotient import decision_evidence
-from pcfair.patterns.dense import Lattice, build_lattice, divergence, summaries
+from pcfair.patterns.dense import (
+    Lattice,
+    build_lattice,
+    divergence,
+    lattice_bytes,
+    summaries,
+)
+from pcfair.patterns.search import search
 
 KINDS = ("all", "topk", "maximal", "minimal", "pareto")
 RANKS = ("discrimination", "divergence")
@@ -147,18 +157,30 @@ def _pattern(circuit: Circuit, lat: Lattice, i: int, div: np.ndarray) -> Pattern
         divergence=float(div[i]))
 
 
-def _engine(engine: str) -> str:
-    if engine in ("auto", "dense"):
-        return "dense"
-    if engine in ("search", "sample"):
-        raise ValueError(f"the {engine!r} engine is not available yet; use engine='dense'")
-    raise ValueError(f"unknown engine {engine!r} (expected 'auto' or 'dense')")
+def _engine(engine: str, pc: Circuit, d: int, sens: list[int], max_bytes: int) -> str:
+    if engine == "sample":
+        raise ValueError("the 'sample' engine is not available yet; use 'dense' or 'search'")
+    if engine not in ("auto", "dense", "search"):
+        raise ValueError(f"unknown engine {engine!r} (expected 'auto', 'dense' or 'search')")
+    if engine == "auto":
+        mask = np.zeros(pc.num_variables, bool)
+        mask[sens] = True
+        return "dense" if lattice_bytes(pc, d, mask) <= max_bytes else "search"
+    return engine
+
+
+def _search_pattern(pc: Circuit, item) -> Pattern:
+    x, y, s, p = item
+    lab = pc.variables
+    return Pattern(x={lab.names[v]: lab.domains[v][val] for v, val in sorted(x.items())},
+                   y={lab.names[v]: lab.domains[v][val] for v, val in sorted(y.items())},
+                   score=s, probability=p, divergence=float("nan"))
 
 
 def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "all",
                   k: int | None = None, rank_by: str = "discrimination", *, favorable=1,
-                  engine: str = "auto", count_only: bool = False,
-                  max_bytes: int = 2 << 30) -> PatternSet:
+                  engine: str = "auto", time_limit: float | None = None,
+                  count_only: bool = False, max_bytes: int = 2 << 30) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -176,7 +198,9 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     rank_by : {"discrimination", "divergence"}
         Ordering of ``"topk"`` (and of every returned list).
     favorable : value, default 1
-    engine : {"auto", "dense"}
+    engine : {"auto", "dense", "search"}
+    time_limit : float, optional
+        Seconds for the search engine; a stopped search is marked incomplete.
     count_only : bool
         Return the count without materialising patterns.
     max_bytes : int
@@ -201,8 +225,20 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     if rank_by not in RANKS:
         raise ValueError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
     d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
-    name = _engine(engine)
+    name = _engine(engine, pc, d, sens, max_bytes)
     t0 = time.perf_counter()
+    if name == "search":
+        if kind not in ("all", "topk") or rank_by != "discrimination":
+            raise ValueError("the search engine mines kind='all' and kind='topk' ranked by "
+                             "discrimination; use engine='dense' for the summaries")
+        res = search(pc, d, fav, sens, float(delta), mode="all" if kind == "all" else "topk",
+                     k=10 if k is None else int(k), time_limit=time_limit)
+        found = sorted(res.patterns, key=lambda item: -abs(item[2]))
+        stats = {"nodes": res.nodes, "bound_evaluations": res.bounds, "pruned": res.pruned,
+                 "seconds": res.seconds}
+        return PatternSet(kind=kind, delta=float(delta), engine=name, complete=res.complete,
+                          count=len(found), stats=stats,
+                          patterns=[] if count_only else [_search_pattern(pc, i) for i in found])
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     masks = summaries(lat, float(delta))
     div = divergence(lat, float(delta))
@@ -220,7 +256,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
 
 
 def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
-            *, max_bytes: int = 2 << 30) -> Certificate:
+            time_limit: float | None = None, *, max_bytes: int = 2 << 30) -> Certificate:
     """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
 
     Returns
@@ -238,8 +274,17 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     (True, False)
     """
     d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
-    name = _engine(engine)
+    name = _engine(engine, pc, d, sens, max_bytes)
     t0 = time.perf_counter()
+    if name == "search":
+        res = search(pc, d, fav, sens, float(delta), mode="first", time_limit=time_limit)
+        witness = _search_pattern(pc, res.patterns[0]) if res.patterns else None
+        fair = False if witness is not None else (True if res.complete else None)
+        stats = {"nodes": res.nodes, "bound_evaluations": res.bounds, "pruned": res.pruned,
+                 "seconds": res.seconds}
+        return Certificate(fair=fair, complete=res.complete or witness is not None,
+                           delta=float(delta), engine=name, witness=witness,
+                           max_abs_score=None, stats=stats)
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     abs_score = np.abs(lat.score[lat.valid])
     best = float(abs_score.max()) if len(abs_score) else 0.0
