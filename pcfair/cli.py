@@ -185,6 +185,24 @@ def _cmd_patterns(args) -> int:
     return EXIT_OK if ps.complete else EXIT_INCOMPLETE
 
 
+def _cmd_metrics(args) -> int:
+    import json
+
+    from pcfair.patterns import fairness_metrics
+
+    m = fairness_metrics(_load(args), args.decision, _sensitive(args), favorable=args.favorable,
+                         random_state=args.seed)
+    if args.format == "json":
+        print(json.dumps(m.to_dict()))
+    else:
+        print(f"DI  {m.di:.6f}\nSP  {m.sp:.6f}")
+        for name, v in m.sp1.items():
+            print(f"SP-1[{name}]  {v:.6f}")
+        how = "exact" if m.eo_exact else f"sampled, standard error <= {m.eo_stderr:.4f}"
+        print(f"EO  {m.eo:.6f}  ({how})")
+    return EXIT_OK
+
+
 def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="structural properties of a circuit")
     _model_args(p)
@@ -209,6 +227,14 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--count", action="store_true", help="print only the number of patterns")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.set_defaults(func=_cmd_patterns)
+    p = sub.add_parser("metrics", help="group-fairness metrics DI, SP, SP-1, EO of a circuit")
+    _model_args(p)
+    p.add_argument("--decision", required=True)
+    p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
+    p.add_argument("--favorable", default="1")
+    p.add_argument("--seed", type=int, default=0, help="seed when EO must be sampled")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=_cmd_metrics)
     p = sub.add_parser("learn", help="learn a circuit from a CSV file")
     p.add_argument("data", help="CSV file with a header; complete, categorical columns")
     p.add_argument("--decision", required=True, help="the decision column")

@@ -10,7 +10,7 @@ MODULES = [
     "pcfair.circuit.variables", "pcfair.circuit.vtree", "pcfair.circuit.io",
     "pcfair.inference.marginals", "pcfair.inference.quotient", "pcfair.inference.sampling",
     "pcfair.learn.chow_liu", "pcfair.learn.clt", "pcfair.learn.classifier",
-    "pcfair.learn.parameters", "pcfair.patterns.api",
+    "pcfair.learn.parameters", "pcfair.patterns.api", "pcfair.patterns.metrics",
 ]
 
 

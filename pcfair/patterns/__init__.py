@@ -9,6 +9,7 @@ from pcfair.patterns.api import (
     pattern_census,
 )
 from pcfair.patterns.dense import LatticeTooLarge
+from pcfair.patterns.metrics import FairnessMetrics, fairness_metrics
 
-__all__ = ["Certificate", "LatticeTooLarge", "Pattern", "PatternSet", "certify", "find_patterns",
+__all__ = ["Certificate", "FairnessMetrics", "LatticeTooLarge", "fairness_metrics", "Pattern", "PatternSet", "certify", "find_patterns",
            "pattern_census"]
