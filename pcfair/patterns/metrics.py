@@ -62,7 +62,7 @@ def fairness_metrics(pc: Circuit, decision, sensitive, favorable=1, *,
     ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
     >>> m = fairness_metrics(pc, "d", ["s"])
     >>> round(m.sp, 4), round(m.di, 4)
-    (0.4167, 0.5)
+    (0.4167, 0.625)
     """
     d, fav, unfav = decision_evidence(pc, decision, favorable)
     if isinstance(sensitive, (str, int)):
