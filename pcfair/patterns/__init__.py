@@ -7,9 +7,10 @@ from pcfair.patterns.api import (
     certify,
     find_patterns,
     pattern_census,
+    sample_patterns,
 )
 from pcfair.patterns.dense import LatticeTooLarge
 from pcfair.patterns.metrics import FairnessMetrics, fairness_metrics
 
 __all__ = ["Certificate", "FairnessMetrics", "LatticeTooLarge", "fairness_metrics", "Pattern", "PatternSet", "certify", "find_patterns",
-           "pattern_census"]
+           "pattern_census", "sample_patterns"]

@@ -10,7 +10,7 @@ tables fit the memory budget; complete) and ``"search"`` (branch and bound with 
 bound; deterministic, structured-decomposable circuits; kinds ``"all"`` and ``"topk"`` and
 certification). ``"auto"`` picks dense when it fits, else search. A search stopped by
 ``time_limit`` is marked incomplete and never certifies "fair". The sampling miner is not built
-yet and is refused by name.
+yet through ``find_patterns``; use :func:`sample_patterns`.
 """
 
 from __future__ import annotations
@@ -159,7 +159,8 @@ def _pattern(circuit: Circuit, lat: Lattice, i: int, div: np.ndarray) -> Pattern
 
 def _engine(engine: str, pc: Circuit, d: int, sens: list[int], max_bytes: int) -> str:
     if engine == "sample":
-        raise ValueError("the 'sample' engine is not available yet; use 'dense' or 'search'")
+        raise ValueError("sampling never certifies and has its own function: "
+                         "use sample_patterns(...)")
     if engine not in ("auto", "dense", "search"):
         raise ValueError(f"unknown engine {engine!r} (expected 'auto', 'dense' or 'search')")
     if engine == "auto":
@@ -334,3 +335,49 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
                 row[f"top{k}_{name}"] = float(top[k - 1]) if len(top) >= k else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str = "all",
+                    k: int | None = None, favorable=1, time_limit: float | None = None,
+                    runs: int | None = None, memo: bool = True,
+                    random_state=None) -> PatternSet:
+    """Mine patterns by sampling (see :mod:`pcfair.patterns.sampling`); never certifies.
+
+    ``kind`` is ``"all"``, ``"topk"`` (by |Δ|) or ``"pareto"`` (the strict front of the sampled
+    patterns). The result is always marked incomplete; ``stats`` gives runs, patterns explored,
+    seconds, and when the best pattern found was first seen.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> ps = sample_patterns(pc, "d", ["s"], 0.1, runs=5, random_state=0)
+    >>> ps.complete, sorted(p.text() for p in ps)
+    (False, ['s=0', 's=1'])
+    """
+    from pcfair.patterns.dense import pareto_mask
+    from pcfair.patterns.sampling import sample_search
+
+    if kind not in ("all", "topk", "pareto"):
+        raise ValueError("sampling offers kind 'all', 'topk' or 'pareto'")
+    d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    res = sample_search(pc, d, fav, sens, float(delta), runs=runs, time_limit=time_limit,
+                        memo=memo, random_state=random_state)
+    items = [(dict(kx), dict(ky), s, p) for (kx, ky), (s, p) in res.found.items()]
+    items.sort(key=lambda it: -abs(it[2]))
+    if kind == "topk":
+        items = items[: 10 if k is None else int(k)]
+    elif kind == "pareto" and items:
+        a = np.array([abs(it[2]) for it in items])
+        p = np.array([it[3] for it in items])
+        keep = pareto_mask(a, p, np.ones(len(items), bool))
+        items = [it for it, kept in zip(items, keep) if kept]
+    stats = {"runs": res.runs, "explored": res.explored, "seconds": res.seconds}
+    if res.found:
+        best = max(res.found, key=lambda kk: abs(res.found[kk][0]))
+        stats["best_first_seen_explored"], stats["best_first_seen_seconds"] = res.first_seen[best]
+    return PatternSet(kind=kind, delta=float(delta), engine="sample", complete=False,
+                      count=len(items), stats=stats,
+                      patterns=[_search_pattern(pc, it) for it in items])

@@ -1,0 +1,117 @@
+"""The sampling miner (Algorithm 2 of the paper, and the memoized Algorithm 4 of its appendix).
+
+Each run starts from the empty pattern and adds one assignment at a time until every feature is
+decided: a sensitive feature may join ``x`` or ``y``, another feature joins ``y``. Among the
+one-step extensions it picks one with probability proportional to ``score ** power``, with
+``score = |Δ|`` (0 for a non-pattern: ``x`` empty or ``P(x, y) = 0``) and
+``power = 1 + i / (n − 1)`` at step ``i`` of ``n``, so later steps are greedier. Every explored
+pattern with ``|Δ| > δ`` is recorded.
+
+The memoized variant caches every pattern's score and keeps, for each visited pattern, a running
+mean of the best score seen below it, updated backwards along the path after each run; a visited
+extension is then drawn by that mean instead of its own score. Sampling never certifies: its
+results are always incomplete.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.inference.sampling import as_generator
+
+
+@dataclass
+class SamplingResult:
+    """Patterns found ``{(x_items, y_items): (Δ, P(x, y))}`` and statistics."""
+
+    found: dict = field(default_factory=dict)
+    runs: int = 0
+    explored: int = 0
+    seconds: float = 0.0
+    first_seen: dict = field(default_factory=dict)  # pattern -> (explored, seconds) when found
+
+
+def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
+                  runs: int | None = None, time_limit: float | None = None, memo: bool = True,
+                  random_state=None) -> SamplingResult:
+    """Run the sampling miner until ``runs`` runs or ``time_limit`` seconds (one is needed)."""
+    if runs is None and time_limit is None:
+        raise ValueError("give runs= or time_limit= (sampling has no natural end)")
+    rng = as_generator(random_state)
+    n_vars = circuit.num_variables
+    card = [int(c) for c in circuit.variables.cardinalities]
+    sens = set(sensitive)
+    features = [v for v in range(n_vars) if v != d]
+    n = len(features)
+    cache: dict[tuple, tuple[float, float]] = {}
+    mean: dict[tuple, tuple[float, int]] = {}
+    res = SamplingResult()
+    t0 = time.perf_counter()
+
+    def key(x: dict, y: dict) -> tuple:
+        return tuple(sorted(x.items())), tuple(sorted(y.items()))
+
+    def score_many(cands: list[tuple[dict, dict]]) -> list[tuple[float, float]]:
+        todo = [c for c in cands if key(*c) not in cache]
+        if todo:
+            rows = np.full((4 * len(todo), n_vars), -1, np.int32)
+            for i, (x, y) in enumerate(todo):
+                for v, val in {**x, **y}.items():
+                    rows[4 * i, v] = rows[4 * i + 1, v] = val
+                for v, val in y.items():
+                    rows[4 * i + 2, v] = rows[4 * i + 3, v] = val
+                rows[4 * i, d] = rows[4 * i + 2, d] = fav
+            lp = circuit.log_marginal(rows).reshape(-1, 4)
+            for (x, y), (a, b, c, e) in zip(todo, lp):
+                if not x or b == -np.inf:
+                    cache[key(x, y)] = (0.0, 0.0)
+                else:
+                    cache[key(x, y)] = (float(np.exp(a - b) - np.exp(c - e)), float(np.exp(b)))
+                res.explored += 1
+        return [cache[key(*c)] for c in cands]
+
+    while True:
+        if runs is not None and res.runs >= runs:
+            break
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            break
+        x: dict = {}
+        y: dict = {}
+        path = []
+        for step in range(n):
+            cands = []
+            for v in features:
+                if v in x or v in y:
+                    continue
+                for val in range(card[v]):
+                    if v in sens:
+                        cands.append(({**x, v: val}, y))
+                    cands.append((x, {**y, v: val}))
+            scores = score_many(cands)
+            for (cx, cy), (s, p) in zip(cands, scores):
+                k = key(cx, cy)
+                if abs(s) > delta and k not in res.found:
+                    res.found[k] = (s, p)
+                    res.first_seen[k] = (res.explored, time.perf_counter() - t0)
+            power = 1.0 + step / max(n - 1, 1)
+            weights = np.array([
+                (mean[key(*c)][0] if memo and key(*c) in mean else abs(s)) ** power
+                for c, (s, _) in zip(cands, scores)
+            ])
+            total = weights.sum()
+            probs = weights / total if total > 0 else np.full(len(cands), 1.0 / len(cands))
+            x, y = cands[int(rng.choice(len(cands), p=probs))]
+            path.append(key(x, y))
+        res.runs += 1
+        if memo:  # back up the best score found below each visited pattern
+            best = 0.0
+            for k in reversed(path):
+                best = max(best, abs(cache[k][0]))
+                m, c = mean.get(k, (0.0, 0))
+                mean[k] = (m + (best - m) / (c + 1), c + 1)
+    res.seconds = time.perf_counter() - t0
+    return res
