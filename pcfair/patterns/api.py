@@ -90,6 +90,9 @@ class PatternSet:
     def __iter__(self):
         return iter(self.patterns)
 
+    def __getitem__(self, i):
+        return self.patterns[i]
+
     def to_frame(self) -> pd.DataFrame:
         """One row per pattern: readable ``x``/``y`` text, the dicts, Δ, |Δ|, P(x,y),
         divergence and size."""
