@@ -332,7 +332,6 @@ def rightmost_path_primes(c: Circuit, vtree: Vtree) -> tuple[np.ndarray, np.ndar
             by_node.setdefault(w, []).append(i)
     plan = None
     n = c.num_variables
-    none = np.full(n, -1, np.int32)
     # top-down with early exit: once a node's choice cannot be trusted for any summed-out set,
     # no shortcut below it is usable, so deeper nodes are not analysed (left False)
     for depth, w in enumerate(path):

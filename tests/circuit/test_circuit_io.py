@@ -1,11 +1,10 @@
-import gzip
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pcfair
-from pcfair.circuit import CircuitBuilder, Vtree
+from pcfair.circuit import Vtree
 from pcfair.circuit.io import jpc, json_io, psdd, vtree_io
 from conftest import SHARED_CIRCUITS, requires_shared
 from _pcgen import all_assignments, random_psdd

@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 
 from pcfair.learn import learn_pc
-from pcfair.learn.data import encode_frame
 from pcfair.learn.parameters import fit_parameters
 from pcfair.learn.strudel import strudel
 from test_clt import random_frame

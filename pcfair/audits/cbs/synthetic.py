@@ -21,7 +21,6 @@ whose true log-odds changed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
