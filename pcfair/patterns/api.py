@@ -184,7 +184,8 @@ def _search_pattern(pc: Circuit, item) -> Pattern:
 def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "all",
                   k: int | None = None, rank_by: str = "discrimination", *, favorable=1,
                   engine: str = "auto", time_limit: float | None = None,
-                  count_only: bool = False, max_bytes: int = 2 << 30) -> PatternSet:
+                  count_only: bool = False, max_bytes: int = 2 << 30,
+                  progress: bool | None = None) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -209,6 +210,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         Return the count without materialising patterns.
     max_bytes : int
         Memory budget of the dense engine.
+    progress : bool, optional
+        Show a progress counter for long searches (default: when stderr is a terminal).
 
     Returns
     -------
@@ -236,7 +239,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
             raise ValueError("the search engine mines kind='all' and kind='topk' ranked by "
                              "discrimination; use engine='dense' for the summaries")
         res = search(pc, d, fav, sens, float(delta), mode="all" if kind == "all" else "topk",
-                     k=10 if k is None else int(k), time_limit=time_limit)
+                     k=10 if k is None else int(k), time_limit=time_limit, progress=progress)
         found = sorted(res.patterns, key=lambda item: -abs(item[2]))
         stats = {"nodes": res.nodes, "bound_evaluations": res.bounds, "pruned": res.pruned,
                  "seconds": res.seconds}
@@ -260,7 +263,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
 
 
 def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
-            time_limit: float | None = None, *, max_bytes: int = 2 << 30) -> Certificate:
+            time_limit: float | None = None, *, max_bytes: int = 2 << 30,
+            progress: bool | None = None) -> Certificate:
     """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
 
     Returns
@@ -281,7 +285,8 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     name = _engine(engine, pc, d, sens, max_bytes)
     t0 = time.perf_counter()
     if name == "search":
-        res = search(pc, d, fav, sens, float(delta), mode="first", time_limit=time_limit)
+        res = search(pc, d, fav, sens, float(delta), mode="first", time_limit=time_limit,
+                     progress=progress)
         witness = _search_pattern(pc, res.patterns[0]) if res.patterns else None
         fair = False if witness is not None else (True if res.complete else None)
         stats = {"nodes": res.nodes, "bound_evaluations": res.bounds, "pruned": res.pruned,

@@ -18,6 +18,7 @@ A ``time_limit`` stops the search; the result then says it is incomplete.
 from __future__ import annotations
 
 import heapq
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -44,13 +45,22 @@ class _Stop(Exception):
     pass
 
 
+def progress_bar(progress: bool | None, desc: str):
+    """A tqdm counter, shown when ``progress`` is True, or None and stderr is a terminal."""
+    from tqdm.auto import tqdm
+
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    return tqdm(desc=desc, unit=" nodes", disable=not show, mininterval=0.5)
+
+
 def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
            mode: str = "all", k: int = 10, time_limit: float | None = None,
-           assume_deterministic: bool = False) -> SearchResult:
+           assume_deterministic: bool = False, progress: bool | None = None) -> SearchResult:
     """Branch-and-bound search.
 
     ``mode``: ``"all"`` (every pattern with |Δ| > δ), ``"first"`` (stop at the first one:
-    certification), ``"topk"`` (the ``k`` largest |Δ| above δ).
+    certification), ``"topk"`` (the ``k`` largest |Δ| above δ). ``progress`` shows a counter
+    of visited nodes (default: when stderr is a terminal).
     """
     plan = self_plan(circuit, assume_deterministic)
     root = plan.entry(circuit.root, circuit.root)
@@ -120,8 +130,12 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             if mode == "first":
                 raise _Stop
 
+    bar = progress_bar(progress, "branch and bound")
+
     def visit(x: dict, y: dict, excluded: set, depth: int) -> None:
         res.nodes += 1
+        if res.nodes % 256 == 0:
+            bar.update(256)
         if deadline is not None and time.perf_counter() > deadline:
             res.complete = False
             raise _Stop
@@ -152,6 +166,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         visit({}, {}, set(), 0)
     except _Stop:
         pass
+    finally:
+        bar.close()
     if mode == "topk":
         res.patterns = [item[2] for item in sorted(top, reverse=True)]
     res.seconds = time.perf_counter() - t0

@@ -51,3 +51,13 @@ def test_reproducible_and_needs_a_budget():
     for p in front:  # no other sampled pattern beats a front member on both
         assert not any(q.abs_score >= p.abs_score and q.probability >= p.probability
                        and q is not p for q in front)
+
+
+def test_search_progress_counter_only_when_asked(capsys):
+    from pcfair.patterns import certify
+
+    pc = random_psdd(np.random.default_rng(2), [2, 2, 3, 2], zeros=False)
+    certify(pc, "x0", ["x1", "x2"], 0.99, engine="search", progress=False)
+    assert capsys.readouterr().err == ""
+    certify(pc, "x0", ["x1", "x2"], 0.99, engine="search", progress=True)
+    assert "branch and bound" in capsys.readouterr().err
