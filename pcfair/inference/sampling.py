@@ -73,12 +73,11 @@ def sample(circuit: Circuit, n: int, evidence: Mapping | None = None,
         dom = np.asarray(circuit.variables.domains[v], dtype=object)
         col = codes[:, v]
         if np.all(col >= 0):
-            values = dom[col]
-            try:
-                values = values.astype(type(dom[0])) if len({type(x) for x in dom}) == 1 else values
-            except (TypeError, ValueError):
-                pass
-            cols[name] = values
+            # labels of one plain type keep their dtype (ints stay ints); mixed labels stay
+            # objects
+            kinds = {type(x) for x in dom}
+            plain = len(kinds) == 1 and kinds <= {int, float, str, bool}
+            cols[name] = dom[col].astype(type(dom[0])) if plain else dom[col]
         else:  # a variable outside the circuit's scope stays missing
             cols[name] = np.where(col >= 0, dom[np.maximum(col, 0)], None)
     return pd.DataFrame(cols)

@@ -173,6 +173,11 @@ def _engine(engine: str, pc: Circuit, d: int, sens: list[int], max_bytes: int) -
     return engine
 
 
+def _search_stats(res) -> dict:
+    return {"nodes": res.nodes, "bound_evaluations": res.bounds, "pruned": res.pruned,
+            "seconds": res.seconds}
+
+
 def _search_pattern(pc: Circuit, item) -> Pattern:
     x, y, s, p = item
     lab = pc.variables
@@ -241,10 +246,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         res = search(pc, d, fav, sens, float(delta), mode="all" if kind == "all" else "topk",
                      k=10 if k is None else int(k), time_limit=time_limit, progress=progress)
         found = sorted(res.patterns, key=lambda item: -abs(item[2]))
-        stats = {"nodes": res.nodes, "bound_evaluations": res.bounds, "pruned": res.pruned,
-                 "seconds": res.seconds}
         return PatternSet(kind=kind, delta=float(delta), engine=name, complete=res.complete,
-                          count=len(found), stats=stats,
+                          count=len(found), stats=_search_stats(res),
                           patterns=[] if count_only else [_search_pattern(pc, i) for i in found])
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     masks = summaries(lat, float(delta))
@@ -289,11 +292,9 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
                      progress=progress)
         witness = _search_pattern(pc, res.patterns[0]) if res.patterns else None
         fair = False if witness is not None else (True if res.complete else None)
-        stats = {"nodes": res.nodes, "bound_evaluations": res.bounds, "pruned": res.pruned,
-                 "seconds": res.seconds}
         return Certificate(fair=fair, complete=res.complete or witness is not None,
                            delta=float(delta), engine=name, witness=witness,
-                           max_abs_score=None, stats=stats)
+                           max_abs_score=None, stats=_search_stats(res))
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     abs_score = np.abs(lat.score[lat.valid])
     best = float(abs_score.max()) if len(abs_score) else 0.0

@@ -17,6 +17,7 @@ A ``time_limit`` stops the search; the result then says it is incomplete.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import sys
 import time
@@ -42,7 +43,7 @@ class SearchResult:
 
 
 class _Stop(Exception):
-    pass
+    """Raised inside the recursion to end the search (first witness, or the time limit)."""
 
 
 def progress_bar(progress: bool | None, desc: str):
@@ -162,12 +163,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             visit(nx, ny, excluded, depth + 1)
         visit(x, y, excluded | {z}, depth + 1)
 
-    try:
+    with bar, contextlib.suppress(_Stop):
         visit({}, {}, set(), 0)
-    except _Stop:
-        pass
-    finally:
-        bar.close()
     if mode == "topk":
         res.patterns = [item[2] for item in sorted(top, reverse=True)]
     res.seconds = time.perf_counter() - t0
