@@ -42,10 +42,9 @@ class NetSpec:
 
 
 def _int_field(token: str, what: str, path: str, line: int) -> int:
-    try:
+    """An integer field; integral floats such as ``7.0`` are accepted."""
+    if token.lstrip("+-").isdigit():
         return int(token)
-    except ValueError:
-        pass
     try:
         value = float(token)
     except ValueError:

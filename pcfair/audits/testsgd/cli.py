@@ -41,7 +41,7 @@ def parse_value(text: str) -> Any:
         try:
             return cast(text)
         except ValueError:
-            pass
+            continue
     if text in ("True", "true"):
         return True
     if text in ("False", "false"):
