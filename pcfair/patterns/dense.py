@@ -172,13 +172,11 @@ def divergence(lat: Lattice, delta: float) -> np.ndarray:
 def _per_axis(arr: np.ndarray, shape: tuple, reduce) -> np.ndarray:
     """Close ``arr`` over the extension order: at each axis, the absent state (0) combines
     all states of that axis (value states are only above themselves)."""
-    a = arr.reshape(shape)
+    a = arr.reshape(shape).copy()
     for axis in range(len(shape)):
-        combined = reduce(a, axis=axis)
-        a = a.copy()
         idx = [slice(None)] * len(shape)
         idx[axis] = 0
-        a[tuple(idx)] = combined
+        a[tuple(idx)] = reduce(a, axis=axis)  # computed before the assignment
     return a
 
 
@@ -255,7 +253,7 @@ def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray) -> 
     if len(idx) == 0:
         return out
     a_all, p_all = np.round(abs_score[idx], 12), np.round(prob[idx], 15)
-    local = np.argsort(-p_all, kind="stable")
+    local = np.argsort(-p_all)  # equal probabilities end up adjacent: stability not needed
     a, p = a_all[local], p_all[local]
     # groups of equal probability, in decreasing probability
     starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
