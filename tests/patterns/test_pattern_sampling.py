@@ -61,3 +61,12 @@ def test_search_progress_counter_only_when_asked(capsys):
     assert capsys.readouterr().err == ""
     certify(pc, "x0", ["x1", "x2"], 0.99, engine="search", progress=True)
     assert "branch and bound" in capsys.readouterr().err
+
+
+def test_top_level_names():
+    import pcfair
+    import pcfair.patterns as P
+
+    for name in ("certify", "find_patterns", "sample_patterns", "pattern_census",
+                 "fairness_metrics"):
+        assert getattr(pcfair, name) is getattr(P, name)
