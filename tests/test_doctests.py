@@ -11,6 +11,7 @@ MODULES = [
     "pcfair.inference.marginals", "pcfair.inference.quotient", "pcfair.inference.sampling",
     "pcfair.learn.chow_liu", "pcfair.learn.clt", "pcfair.learn.classifier",
     "pcfair.learn.parameters", "pcfair.patterns.api", "pcfair.patterns.metrics",
+    "pcfair.patterns.scores",
 ]
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.inference.sampling import as_generator
+from pcfair.patterns.scores import score_patterns
 
 
 @dataclass
@@ -58,19 +59,9 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
     def score_many(cands: list[tuple[dict, dict]]) -> list[tuple[float, float]]:
         todo = [c for c in cands if key(*c) not in cache]
         if todo:
-            rows = np.full((4 * len(todo), n_vars), -1, np.int32)
-            for i, (x, y) in enumerate(todo):
-                for v, val in {**x, **y}.items():
-                    rows[4 * i, v] = rows[4 * i + 1, v] = val
-                for v, val in y.items():
-                    rows[4 * i + 2, v] = rows[4 * i + 3, v] = val
-                rows[4 * i, d] = rows[4 * i + 2, d] = fav
-            lp = circuit.log_marginal(rows).reshape(-1, 4)
-            for (x, y), (a, b, c, e) in zip(todo, lp):
-                if not x or b == -np.inf:
-                    cache[key(x, y)] = (0.0, 0.0)
-                else:
-                    cache[key(x, y)] = (float(np.exp(a - b) - np.exp(c - e)), float(np.exp(b)))
+            for (x, y), (s, p) in zip(todo, score_patterns(circuit, d, fav, todo)):
+                # a non-pattern (x empty) or an undefined one scores 0
+                cache[key(x, y)] = (s, p) if x and s is not None else (0.0, 0.0)
                 res.explored += 1
         return [cache[key(*c)] for c in cands]
 

@@ -28,6 +28,7 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import EvidenceError
 from pcfair.inference.quotient import bounds_core, self_plan
+from pcfair.patterns.scores import score_patterns
 
 
 @dataclass
@@ -80,20 +81,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             return max(delta, top[0][0])
         return delta
 
-    def marg_rows(x: dict, y: dict) -> np.ndarray:
-        rows = np.full((4, n), -1, np.int32)
-        for v, val in {**x, **y}.items():
-            rows[0, v] = rows[1, v] = val
-        for v, val in y.items():
-            rows[2, v] = rows[3, v] = val
-        rows[0, d] = rows[2, d] = fav
-        return rows
-
     def score(x: dict, y: dict):
-        lp = circuit.log_marginal(marg_rows(x, y))
-        if lp[1] == -np.inf:
-            return None, 0.0
-        return float(np.exp(lp[0] - lp[1]) - np.exp(lp[2] - lp[3])), float(np.exp(lp[1]))
+        return score_patterns(circuit, d, fav, [(x, y)])[0]
 
     def bound(x: dict, y: dict, excluded: set, depth: int) -> float:
         free = np.zeros(n, bool)
