@@ -332,13 +332,15 @@ def minimal(records, delta, cards=None) -> list:
     return [p for p in up if not any(is_extension(p, c) for c in up)]
 
 
-def pareto(records, delta, cards=None) -> list:
+def pareto(records, delta, cards=None, tol=0.0) -> list:
     """Spec §3, Definition 5 (strict): ``p ∈ Σ`` such that for every other ``q ∈ Σ``,
-    ``|Δ(p)| > |Δ(q)|`` or ``P(p) > P(q)``. Exact ties on both leave neither on the front."""
+    ``|Δ(p)| > |Δ(q)|`` or ``P(p) > P(q)``. Exact ties on both leave neither on the front.
+    ``tol`` > 0 counts values within ``tol`` as ties (floating point separates patterns that
+    tie mathematically by a few ulps)."""
     sigma = discrimination_patterns(records, delta)
     out = []
     for i, p in enumerate(sigma):
-        if all(abs(p.delta) > abs(q.delta) or p.probability > q.probability
+        if all(abs(p.delta) > abs(q.delta) + tol or p.probability > q.probability + tol
                for j, q in enumerate(sigma) if j != i):
             out.append(p)
     return out

@@ -150,31 +150,49 @@ def _sweep_block(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a,
                 buf[i, r] = m + np.log(acc)
 
 
+@njit(cache=True)
+def _row_blocks(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
+                edge_logw, max_degree, evidence, out, blk_lo, blk_hi):
+    """log P of the rows in blocks ``blk_lo .. blk_hi - 1`` (``_BLOCK`` rows each)."""
+    n_rows = evidence.shape[0]
+    n = kind.shape[0]
+    buf = np.empty((n, _BLOCK))
+    t0 = np.empty((max(max_degree, 1), _BLOCK))
+    mx = np.empty(_BLOCK)
+    evb = np.empty((evidence.shape[1], _BLOCK), evidence.dtype)
+    for blk in range(blk_lo, blk_hi):
+        r0 = blk * _BLOCK
+        nb = min(_BLOCK, n_rows - r0)
+        for r in range(nb):
+            for x in range(evidence.shape[1]):
+                evb[x, r] = evidence[r0 + r, x]
+        _sweep_block(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a,
+                     edge_b, edge_logw, evb, nb, buf, t0, mx)
+        for r in range(nb):
+            out[r0 + r] = buf[n - 1, r]
+
+
 @njit(cache=True, parallel=True)
 def log_marginals_kernel(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
                          edge_logw, max_degree, evidence, out):
     """Fill ``out[r]`` with log P(evidence[r]) (the root's value), row blocks split across
     threads."""
-    n_rows = evidence.shape[0]
-    n = kind.shape[0]
-    n_blocks = (n_rows + _BLOCK - 1) // _BLOCK
+    n_blocks = (evidence.shape[0] + _BLOCK - 1) // _BLOCK
     n_workers = min(n_blocks, 64)
     per = (n_blocks + n_workers - 1) // max(n_workers, 1)
     for w in prange(n_workers):
-        buf = np.empty((n, _BLOCK))
-        t0 = np.empty((max(max_degree, 1), _BLOCK))
-        mx = np.empty(_BLOCK)
-        evb = np.empty((evidence.shape[1], _BLOCK), evidence.dtype)
-        for blk in range(w * per, min(n_blocks, (w + 1) * per)):
-            r0 = blk * _BLOCK
-            nb = min(_BLOCK, n_rows - r0)
-            for r in range(nb):
-                for x in range(evidence.shape[1]):
-                    evb[x, r] = evidence[r0 + r, x]
-            _sweep_block(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a,
-                         edge_b, edge_logw, evb, nb, buf, t0, mx)
-            for r in range(nb):
-                out[r0 + r] = buf[n - 1, r]
+        _row_blocks(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
+                    edge_logw, max_degree, evidence, out, w * per, min(n_blocks, (w + 1) * per))
+
+
+@njit(cache=True)
+def log_marginals_serial(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a,
+                         edge_b, edge_logw, max_degree, evidence, out):
+    """:func:`log_marginals_kernel` on one thread: for a few rows (as the pattern search
+    asks), where waking the thread pool costs more than the sweep."""
+    _row_blocks(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
+                edge_logw, max_degree, evidence, out, 0,
+                (evidence.shape[0] + _BLOCK - 1) // _BLOCK)
 
 
 @njit(cache=True)

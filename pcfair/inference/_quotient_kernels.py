@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pcfair.inference._marginal_kernels import _sweep
+
 NEG_INF = -np.inf
 LEAF = 0
 MAX = 1
@@ -286,3 +288,59 @@ def count_plan(e_kind, e_var, e_pnode, e_qnode, opt_ptr, och_ptr, och, p_kind, p
                     t *= out[och[k]]
                 s += t
             out[i] = s
+
+
+@njit(cache=True)
+def conditional_extremes(e_kind, e_pnode, e_qnode, e_var, e_vt, opt_ptr, opt_const, och_ptr,
+                         och, m_ptr, m_child, m_gp, m_gq, g_ptr, g_side, g_logw, g_sub,
+                         kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
+                         edge_logw, max_degree, card, vt_left, vt_right, vt_var, on_rightmost,
+                         short_ok, merge_ok, root, d, fav, ev, free, out):
+    """Both quotient passes of a circuit against itself, one call: ``out = (max log
+    P(d,e,u)/P(¬d,e,u), feasible, max log P(¬d,e,u)/P(d,e,u), feasible)`` over completions
+    ``u`` of the ``free`` variables (variables neither free nor observed in ``ev`` are
+    marginalised, soundly). What :meth:`PairPlan.evaluate_all` does twice, without the
+    Python round trips: the branch-and-bound search asks for it at every node."""
+    ev_d = ev.copy()
+    ev_nd = ev.copy()
+    ev_d[d] = fav
+    ev_nd[d] = 1 - fav
+    observed = ev_d >= 0
+    short, merge = shortcut_nodes(vt_left, vt_right, vt_var, on_rightmost, short_ok, merge_ok,
+                                  free, observed)
+    need = False
+    for w in range(short.shape[0]):
+        need = need or short[w] or merge[w]
+    n = kind.shape[0]
+    if need:
+        scratch = np.empty(max(max_degree, 1))
+        val_d = np.empty(n)
+        val_nd = np.empty(n)
+        row = ev_d.copy()
+        for x in range(row.shape[0]):
+            if free[x]:
+                row[x] = -1
+        _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
+               edge_logw, row, val_d, scratch)
+        row[d] = 1 - fav
+        _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
+               edge_logw, row, val_nd, scratch)
+    else:
+        val_d = np.zeros(1)
+        val_nd = np.zeros(1)
+    m = e_kind.shape[0]
+    relaxed = np.zeros(free.shape[0], np.bool_)
+    o_val = np.empty(m)
+    o_ok = np.empty(m, np.bool_)
+    o_choice = np.empty(m, np.int64)
+    o_mf = np.empty(m, np.bool_)
+    for side in range(2):
+        a, b = (ev_d, ev_nd) if side == 0 else (ev_nd, ev_d)
+        va, vb = (val_d, val_nd) if side == 0 else (val_nd, val_d)
+        evaluate_plan(e_kind, e_pnode, e_qnode, e_var, e_vt, opt_ptr, opt_const, och_ptr, och,
+                      m_ptr, m_child, m_gp, m_gq, g_ptr, g_side, g_logw, g_sub,
+                      kind, value, param_ptr, params, kind, value, param_ptr, params,
+                      card, a, b, free, relaxed, short, merge, va, vb, o_val, o_ok, o_choice,
+                      o_mf)
+        out[2 * side] = o_val[root]
+        out[2 * side + 1] = 1.0 if o_ok[root] else 0.0

@@ -57,7 +57,8 @@ def log_marginals(circuit: Circuit, evidence: np.ndarray, *, backend: str = "num
         )
     if backend == "numba":
         out = np.empty(ev.shape[0])
-        K.log_marginals_kernel(*kernel_args(circuit), ev, out)
+        kernel = K.log_marginals_serial if ev.shape[0] <= 2 * K._BLOCK else K.log_marginals_kernel
+        kernel(*kernel_args(circuit), ev, out)
         return out
     if backend == "numpy":
         return _log_marginals_numpy(circuit, ev)

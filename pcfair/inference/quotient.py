@@ -312,6 +312,22 @@ class PairPlan:
                         short, merge, val_p, val_q, *out)
         return out
 
+    def conditional_extremes(self, root: int, d: int, fav: int, ev: np.ndarray,
+                             free: np.ndarray) -> tuple[float, bool, float, bool]:
+        """For a plan of a circuit against itself: ``(max log P(d,e,u)/P(¬d,e,u), feasible,
+        max log P(¬d,e,u)/P(d,e,u), feasible)`` over completions ``u`` of ``free``, in one
+        kernel call (what :meth:`evaluate_all` gives with the two decision values swapped)."""
+        if self.p is not self.q:
+            raise ValueError("conditional_extremes needs a plan of a circuit against itself")
+        vt = self.vtree
+        out = np.empty(4)
+        K.conditional_extremes(*self.arrays(), *self._merge_arrays, *kernel_args(self.p),
+                               self.card, vt.left, vt.right, vt.var, vt.on_rightmost_path,
+                               self.short_ok, self.merge_ok, root, d, fav,
+                               np.ascontiguousarray(ev, np.int32),
+                               np.ascontiguousarray(free, np.bool_), out)
+        return float(out[0]), bool(out[1]), float(out[2]), bool(out[3])
+
     def result(self, root: int, state: tuple, free: np.ndarray,
                want_assignment: bool = True) -> "QuotientResult":
         """The :class:`QuotientResult` of entry ``root`` from :meth:`evaluate_all` output."""
@@ -693,6 +709,20 @@ def bounds_core(circuit: Circuit, plan: PairPlan, root: int, d: int, fav: int, e
     if max_val is None or min_val is None:
         raise EvidenceError("the evidence has probability zero")
     return _Bounds(min_val, max_val, argmin, argmax, hi, lo, note)
+
+
+def conditional_range(circuit: Circuit, plan: PairPlan, root: int, d: int, fav: int,
+                      ev: np.ndarray, free_mask: np.ndarray) -> tuple[float, float]:
+    """``(min, max)`` over ``free_mask`` of P(D = fav | ev, u), as :func:`bounds_core` gives
+    them, in one kernel call when every completion has positive probability (the search's
+    hot path); raises :class:`EvidenceError` when P(ev) = 0."""
+    if not _positive(circuit):
+        b = bounds_core(circuit, plan, root, d, fav, ev, free_mask, want_assignment=False)
+        return b.min, b.max
+    hi, hi_ok, lo, lo_ok = plan.conditional_extremes(root, d, fav, ev, free_mask)
+    if not (hi_ok and lo_ok):
+        raise EvidenceError("the evidence has probability zero")
+    return _sigmoid(-lo), _sigmoid(hi)
 
 
 def _row(circuit: Circuit, var: int, value: int) -> np.ndarray:

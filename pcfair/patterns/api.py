@@ -6,11 +6,11 @@ sensitive variables and an assignment ``y`` of other features; its score is
 ``P(x, y) = 0`` are undefined and never reported.
 
 Engines: ``"dense"`` (every pattern by table look-ups; any smooth, decomposable circuit whose
-tables fit the memory budget; complete) and ``"search"`` (branch and bound with the quotient
-bound; deterministic, structured-decomposable circuits; kinds ``"all"`` and ``"topk"`` and
-certification). ``"auto"`` picks dense when it fits, else search. A search stopped by
-``time_limit`` is marked incomplete and never certifies "fair". The sampling miner is not built
-yet through ``find_patterns``; use :func:`sample_patterns`.
+tables fit the memory budget; complete; every kind) and ``"search"`` (branch and bound with the
+quotient bound; deterministic, structured-decomposable circuits; every kind but ``"minimal"``,
+and certification). ``"auto"`` picks dense when it fits, else search. A search stopped by
+``time_limit`` is marked incomplete and never certifies "fair". The sampling miner, which never
+certifies, has its own function, :func:`sample_patterns`.
 """
 
 from __future__ import annotations
@@ -23,16 +23,18 @@ import numpy as np
 import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
-from pcfair.errors import VariableError
+from pcfair.errors import SpecError, VariableError
 from pcfair.inference.quotient import decision_evidence
 from pcfair.patterns.dense import (
     Lattice,
     build_lattice,
     divergence,
     lattice_bytes,
+    pareto_mask,
     summaries,
 )
-from pcfair.patterns.search import search
+from pcfair.patterns.scores import divergence_scores
+from pcfair.patterns.search import SearchOptions, pattern_key, search
 
 KINDS = ("all", "topk", "maximal", "minimal", "pareto")
 RANKS = ("discrimination", "divergence")
@@ -173,24 +175,75 @@ def _engine(engine: str, pc: Circuit, d: int, sens: list[int], max_bytes: int) -
     return engine
 
 
-def _search_stats(res) -> dict:
-    return {"nodes": res.nodes, "bound_evaluations": res.bounds, "pruned": res.pruned,
-            "seconds": res.seconds}
+def _search_stats(results) -> dict:
+    results = results if isinstance(results, list) else [results]
+    return {"nodes": sum(r.nodes for r in results),
+            "bound_evaluations": sum(r.bounds for r in results),
+            "pruned": sum(r.pruned for r in results),
+            "seconds": sum(r.seconds for r in results)}
 
 
-def _search_pattern(pc: Circuit, item) -> Pattern:
-    x, y, s, p = item
+def _search_patterns(pc: Circuit, items: list, delta: float) -> list[Pattern]:
+    if not items:
+        return []
     lab = pc.variables
-    return Pattern(x={lab.names[v]: lab.domains[v][val] for v, val in sorted(x.items())},
-                   y={lab.names[v]: lab.domains[v][val] for v, val in sorted(y.items())},
-                   score=s, probability=p, divergence=float("nan"))
+    s, pxy, pdxy, py = (np.array([it[i] for it in items]) for i in (2, 3, 4, 5))
+    div = divergence_scores(s, pdxy, pxy, py, delta)
+    return [Pattern(x={lab.names[v]: lab.domains[v][val] for v, val in sorted(it[0].items())},
+                    y={lab.names[v]: lab.domains[v][val] for v, val in sorted(it[1].items())},
+                    score=float(it[2]), probability=float(it[3]), divergence=float(dv))
+            for it, dv in zip(items, div)]
+
+
+def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, kind: str,
+                 k: int, rank_by: str, time_limit: float | None, progress: bool | None,
+                 options: SearchOptions) -> tuple[list, bool, list]:
+    """Items, completeness and the runs of the search engine for one ``kind``."""
+    if kind == "minimal":
+        raise SpecError(
+            "minimal patterns need every extension of a pattern checked to discriminate, which "
+            "the branch-and-bound bound (an upper bound on |Δ|) cannot prove: use "
+            "engine='dense' (raise max_bytes if the lattice does not fit)")
+    if kind in ("all", "topk", "pareto"):
+        mode = {"all": "all", "topk": "topk", "pareto": "pareto"}[kind]
+        res = search(pc, d, fav, sens, delta, mode=mode, k=k, rank_by=rank_by,
+                     time_limit=time_limit, progress=progress, options=options)
+        items = res.patterns
+        if kind == "pareto" and items:
+            keep = pareto_mask(np.abs([it[2] for it in items]), np.array([it[3] for it in items]),
+                               np.ones(len(items), bool))
+            items = [it for it, kept in zip(items, keep) if kept]
+        return items, res.complete, [res]
+    # maximal: every pattern, then for each one a search of its extensions for another
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    res = search(pc, d, fav, sens, delta, mode="all", deadline=deadline, progress=progress,
+                 options=options)
+    runs, complete = [res], res.complete
+    member = {pattern_key(it[0], it[1]) for it in res.patterns}
+    n_features = pc.num_variables - 1
+    items = []
+    for it in res.patterns:
+        if len(it[0]) + len(it[1]) == n_features:
+            continue  # a complete assignment is never maximal
+        sub = search(pc, d, fav, sens, delta, mode="extension", start=(it[0], it[1]),
+                     member=member, deadline=deadline, progress=False, order=res.order,
+                     options=options)
+        runs.append(sub)
+        if not sub.complete:
+            complete = False
+            break
+        if not sub.patterns:
+            items.append(it)
+    return items, complete, runs
 
 
 def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "all",
                   k: int | None = None, rank_by: str = "discrimination", *, favorable=1,
                   engine: str = "auto", time_limit: float | None = None,
                   count_only: bool = False, max_bytes: int = 2 << 30,
-                  progress: bool | None = None) -> PatternSet:
+                  progress: bool | None = None,
+                  search_options: SearchOptions = SearchOptions()) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -217,10 +270,16 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         Memory budget of the dense engine.
     progress : bool, optional
         Show a progress counter for long searches (default: when stderr is a terminal).
+    search_options : SearchOptions
+        The search engine's improvements (ordering, shared bounds, best-first); the
+        defaults are all on, :data:`pcfair.patterns.search.PAPER` is the paper's search.
 
     Returns
     -------
     PatternSet
+        With ``engine="search"``, ``kind="minimal"`` raises :class:`SpecError` (it needs the
+        dense engine) and ``"maximal"`` first finds every pattern, then searches each one's
+        extensions.
 
     Examples
     --------
@@ -240,15 +299,15 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     name = _engine(engine, pc, d, sens, max_bytes)
     t0 = time.perf_counter()
     if name == "search":
-        if kind not in ("all", "topk") or rank_by != "discrimination":
-            raise ValueError("the search engine mines kind='all' and kind='topk' ranked by "
-                             "discrimination; use engine='dense' for the summaries")
-        res = search(pc, d, fav, sens, float(delta), mode="all" if kind == "all" else "topk",
-                     k=10 if k is None else int(k), time_limit=time_limit, progress=progress)
-        found = sorted(res.patterns, key=lambda item: -abs(item[2]))
-        return PatternSet(kind=kind, delta=float(delta), engine=name, complete=res.complete,
-                          count=len(found), stats=_search_stats(res),
-                          patterns=[] if count_only else [_search_pattern(pc, i) for i in found])
+        items, complete, runs = _search_kind(pc, d, fav, sens, float(delta), kind,
+                                             10 if k is None else int(k), rank_by, time_limit,
+                                             progress, search_options)
+        found = _search_patterns(pc, items, float(delta))
+        key = (lambda p: -p.abs_score) if rank_by == "discrimination" else (lambda p: -p.divergence)
+        found.sort(key=key)
+        return PatternSet(kind=kind, delta=float(delta), engine=name, complete=complete,
+                          count=len(found), stats=_search_stats(runs),
+                          patterns=[] if count_only else found)
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     masks = summaries(lat, float(delta))
     div = divergence(lat, float(delta))
@@ -267,7 +326,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
 
 def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
             time_limit: float | None = None, *, max_bytes: int = 2 << 30,
-            progress: bool | None = None) -> Certificate:
+            progress: bool | None = None,
+            search_options: SearchOptions = SearchOptions()) -> Certificate:
     """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
 
     Returns
@@ -289,8 +349,8 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     t0 = time.perf_counter()
     if name == "search":
         res = search(pc, d, fav, sens, float(delta), mode="first", time_limit=time_limit,
-                     progress=progress)
-        witness = _search_pattern(pc, res.patterns[0]) if res.patterns else None
+                     progress=progress, options=search_options)
+        witness = _search_patterns(pc, res.patterns[:1], float(delta))[0] if res.patterns else None
         fair = False if witness is not None else (True if res.complete else None)
         return Certificate(fair=fair, complete=res.complete or witness is not None,
                            delta=float(delta), engine=name, witness=witness,
@@ -366,7 +426,6 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
     >>> ps.complete, sorted(p.text() for p in ps)
     (False, ['s=0', 's=1'])
     """
-    from pcfair.patterns.dense import pareto_mask
     from pcfair.patterns.sampling import sample_search
 
     if kind not in ("all", "topk", "pareto"):
@@ -374,7 +433,7 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
     d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     res = sample_search(pc, d, fav, sens, float(delta), runs=runs, time_limit=time_limit,
                         memo=memo, random_state=random_state)
-    items = [(dict(kx), dict(ky), s, p) for (kx, ky), (s, p) in res.found.items()]
+    items = [(dict(kx), dict(ky), *v) for (kx, ky), v in res.found.items()]
     items.sort(key=lambda it: -abs(it[2]))
     if kind == "topk":
         items = items[: 10 if k is None else int(k)]
@@ -389,4 +448,4 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
         stats["best_first_seen_explored"], stats["best_first_seen_seconds"] = res.first_seen[best]
     return PatternSet(kind=kind, delta=float(delta), engine="sample", complete=False,
                       count=len(items), stats=stats,
-                      patterns=[_search_pattern(pc, it) for it in items])
+                      patterns=_search_patterns(pc, items, float(delta)))

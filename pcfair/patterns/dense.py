@@ -27,6 +27,7 @@ import numpy as np
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import PCFairError
+from pcfair.patterns.scores import divergence_scores
 
 
 class LatticeTooLarge(PCFairError, MemoryError):
@@ -146,27 +147,7 @@ def build_lattice(circuit: Circuit, decision: int, favorable: int, sensitive: li
 def divergence(lat: Lattice, delta: float) -> np.ndarray:
     """Divergence score (``pc-certifier.md`` §2) of every lattice point (0 where not a
     pattern)."""
-    s = lat.score
-    a1 = lat.p_dxy
-    pxy = lat.probability
-    a0 = pxy - a1
-    py = lat.p_y
-    out = np.zeros(len(s))
-    pos = np.nan_to_num(s, nan=0.0) > delta
-    neg = np.nan_to_num(s, nan=0.0) < -delta
-    m = pos | neg
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        denom = 1.0 / pxy[m] - 1.0 / py[m]
-        target = np.where(pos[m], delta, -delta)
-        r = (target - s[m]) / denom
-        terms = []
-        for a, moved in ((a1[m], a1[m] + r), (a0[m], a0[m] - r)):
-            # moved <= 0 with a > 0: Q must empty a block P fills (δ = 0 and all of y's mass
-            # of that decision lies in x y), so KL(P‖Q) is infinite
-            t = np.where(moved > 0, a * np.log(a / moved), np.inf)
-            terms.append(np.where(a > 0, t, 0.0))
-    out[m] = np.maximum(terms[0] + terms[1], 0.0)  # rounding can give -1e-17
-    return out
+    return divergence_scores(lat.score, lat.p_dxy, lat.probability, lat.p_y, delta)
 
 
 def _per_axis(arr: np.ndarray, shape: tuple, reduce) -> np.ndarray:

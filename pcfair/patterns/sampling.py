@@ -22,12 +22,13 @@ import numpy as np
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.inference.sampling import as_generator
-from pcfair.patterns.scores import score_patterns
+from pcfair.patterns.scores import pattern_marginals
 
 
 @dataclass
 class SamplingResult:
-    """Patterns found ``{(x_items, y_items): (Δ, P(x, y))}`` and statistics."""
+    """Patterns found ``{(x_items, y_items): (Δ, P(x, y), P(d, x, y), P(y))}`` and
+    statistics."""
 
     found: dict = field(default_factory=dict)
     runs: int = 0
@@ -48,7 +49,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
     sens = set(sensitive)
     features = [v for v in range(n_vars) if v != d]
     n = len(features)
-    cache: dict[tuple, tuple[float, float]] = {}
+    cache: dict[tuple, tuple[float, ...]] = {}
     mean: dict[tuple, tuple[float, int]] = {}
     res = SamplingResult()
     t0 = time.perf_counter()
@@ -56,12 +57,15 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
     def key(x: dict, y: dict) -> tuple:
         return tuple(sorted(x.items())), tuple(sorted(y.items()))
 
-    def score_many(cands: list[tuple[dict, dict]]) -> list[tuple[float, float]]:
+    def score_many(cands: list[tuple[dict, dict]]) -> list[tuple[float, ...]]:
         todo = [c for c in cands if key(*c) not in cache]
         if todo:
-            for (x, y), (s, p) in zip(todo, score_patterns(circuit, d, fav, todo)):
+            m = pattern_marginals(circuit, d, fav, todo)
+            for i, c in enumerate(todo):
                 # a non-pattern (x empty) or an undefined one scores 0
-                cache[key(x, y)] = (s, p) if x and s is not None else (0.0, 0.0)
+                cache[key(*c)] = ((0.0, 0.0, 0.0, 0.0) if np.isnan(m.score[i]) else
+                                  (float(m.score[i]), float(m.p_xy[i]), float(m.p_dxy[i]),
+                                   float(m.p_y[i])))
                 res.explored += 1
         return [cache[key(*c)] for c in cands]
 
@@ -83,15 +87,15 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
                         cands.append(({**x, v: val}, y))
                     cands.append((x, {**y, v: val}))
             scores = score_many(cands)
-            for (cx, cy), (s, p) in zip(cands, scores):
+            for (cx, cy), sc in zip(cands, scores):
                 k = key(cx, cy)
-                if abs(s) > delta and k not in res.found:
-                    res.found[k] = (s, p)
+                if abs(sc[0]) > delta and k not in res.found:
+                    res.found[k] = sc
                     res.first_seen[k] = (res.explored, time.perf_counter() - t0)
             power = 1.0 + step / max(n - 1, 1)
             weights = np.array([
                 (mean[key(*c)][0] if memo and key(*c) in mean else abs(s)) ** power
-                for c, (s, _) in zip(cands, scores)
+                for c, (s, *_) in zip(cands, scores)
             ])
             total = weights.sum()
             probs = weights / total if total > 0 else np.full(len(cands), 1.0 / len(cands))

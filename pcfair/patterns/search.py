@@ -1,4 +1,4 @@
-"""Branch and bound over discrimination patterns (Algorithm 1 of the paper).
+"""Branch and bound over discrimination patterns (Algorithm 1 of the paper, improved).
 
 Variables are decided in a fixed order, sensitive ones first: each is put in ``x`` (with each
 value; sensitive variables only), in ``y`` (with each value), or excluded. Every pattern is
@@ -8,17 +8,38 @@ queries. A node's subtree is pruned when the bound of ``pc-certifier.md`` §4,
     UB = max(max_u P(d|x,y,u) − min_u P(d|y,u),  max_u P(d|y,u) − min_u P(d|x,y,u)),
 
 (``u`` complete assignments of the undecided variables; excluded variables, and ``X`` in the
-``P(d|y,u)`` terms, marginalised) cannot exceed the threshold: δ when enumerating or
-certifying, ``max(δ, k-th best |Δ|)`` for top-k. The bounds come from the pairwise quotient
-pass, so the circuit must be deterministic and structured-decomposable (checked).
+``P(d|y,u)`` terms, marginalised) cannot beat the threshold: δ when enumerating or certifying,
+``max(δ, k-th best |Δ|)`` for top-k, the Pareto front's level at the node's probability for
+Pareto mining. For top-k by divergence the divergence bound of §2,
+
+    UB_div = P(d,x,y)·log(max P(d|x,y,u) / min P(d|y,u))
+             + P(¬d,x,y)·log(max P(¬d|x,y,u) / min P(¬d|y,u)),
+
+is used as well (each log clamped at 0, which keeps it an upper bound when the node's
+probabilities stand in for the smaller ones of its extensions). The bounds come from the pairwise
+quotient pass, so the circuit must be deterministic and structured-decomposable (checked).
+
+Improvements over the paper's search, each sound and each switchable (:class:`SearchOptions`;
+``benchmarks/bench_patterns.py`` measures them against :data:`PAPER`):
+
+- **ordering**: sensitive variables first (required), each group by decreasing mutual
+  information with the decision under the circuit, so influential variables are decided early
+  and the bounds tighten sooner (the paper: file order);
+- **shared bounds**: the ``P(d|y,u)`` extremes depend only on ``y`` and the undecided variables,
+  which siblings share (the ``x`` children and the excluded child of a node): computed once;
+- **best first**: for top-k and Pareto mining, children are visited by decreasing score so the
+  threshold rises early;
+- **fused bounds**: both quotient passes of a node in one compiled call (always on).
 
 A ``time_limit`` stops the search; the result then says it is incomplete.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import heapq
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -27,13 +48,29 @@ import numpy as np
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import EvidenceError
-from pcfair.inference.quotient import bounds_core, self_plan
-from pcfair.patterns.scores import score_patterns
+from pcfair.inference.quotient import conditional_range, self_plan
+from pcfair.patterns.scores import divergence_scores, pattern_marginals
+
+MODES = ("all", "first", "topk", "pareto", "extension")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Switches for the search's improvements (see the module docstring)."""
+
+    ordering: str = "influence"  # or "index": sensitive first, then the circuit's order
+    share_bounds: bool = True
+    best_first: bool = True
+
+
+#: The paper's search: file order, no shared bounds, children in generation order.
+PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False)
 
 
 @dataclass
 class SearchResult:
-    """Patterns found as ``(x, y, Δ, P(x, y))`` with index-form dicts, plus statistics."""
+    """Patterns found as ``(x, y, Δ, P(x,y), P(d,x,y), P(y))`` with index-form dicts, plus
+    statistics."""
 
     patterns: list = field(default_factory=list)
     complete: bool = True
@@ -41,6 +78,7 @@ class SearchResult:
     bounds: int = 0
     pruned: int = 0
     seconds: float = 0.0
+    order: list = field(default_factory=list)
 
 
 class _Stop(Exception):
@@ -55,74 +93,187 @@ def progress_bar(progress: bool | None, desc: str):
     return tqdm(desc=desc, unit=" nodes", disable=not show, mininterval=0.5)
 
 
+def decision_information(circuit: Circuit, d: int, variables: list[int]) -> np.ndarray:
+    """Mutual information ``I(V; D)`` (nats) under the circuit for each variable ``V``."""
+    card = circuit.variables.cardinalities
+    out = np.zeros(len(variables))
+    for j, v in enumerate(variables):
+        k = int(card[v])
+        rows = np.full((2 * k, circuit.num_variables), -1, np.int32)
+        rows[:, v] = np.repeat(np.arange(k), 2)
+        rows[:, d] = np.tile([0, 1], k)
+        joint = np.exp(circuit.log_marginal(rows)).reshape(k, 2)
+        joint /= joint.sum()
+        indep = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True)
+        pos = joint > 0
+        out[j] = float(np.sum(joint[pos] * np.log(joint[pos] / indep[pos])))
+    return out
+
+
+def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
+                 ordering: str = "influence") -> list[int]:
+    """The variable order: sensitive variables first, then the others; within each group by
+    decreasing mutual information with the decision (``"influence"``) or by index."""
+    sens = sorted(set(sensitive))
+    rest = [v for v in range(circuit.num_variables) if v != d and v not in set(sens)]
+    if ordering == "index":
+        return sens + rest
+    if ordering != "influence":
+        raise ValueError(f"ordering must be 'influence' or 'index', not {ordering!r}")
+    info = decision_information(circuit, d, sens + rest)
+    key = dict(zip(sens + rest, info))
+    return (sorted(sens, key=lambda v: -key[v]) + sorted(rest, key=lambda v: -key[v]))
+
+
+class _Front:
+    """Points ``(P, |Δ|)`` seen so far; ``level(p)`` is the best ``|Δ|`` among points more
+    probable than ``p`` by a margin (the staircase a Pareto candidate must beat)."""
+
+    def __init__(self) -> None:
+        self.points: list[tuple[float, float]] = []
+        self._dirty = False
+        self._neg_p = np.zeros(0)
+        self._best = np.zeros(0)
+
+    def add(self, prob: float, abs_score: float) -> None:
+        self.points.append((prob, abs_score))
+        self._dirty = True
+
+    def level(self, prob: float) -> float:
+        if self._dirty:
+            pts = sorted(self.points, key=lambda t: -t[0])
+            self._neg_p = np.array([-p for p, _ in pts])
+            self._best = np.maximum.accumulate(np.array([a for _, a in pts]))
+            self._dirty = False
+        # strictly more probable by a relative margin: ties are left to the final filter
+        i = bisect.bisect_left(self._neg_p, -(prob * (1 + 1e-9) + 1e-15))
+        return float(self._best[i - 1]) if i > 0 else -math.inf
+
+
+def pattern_key(x: dict, y: dict) -> tuple:
+    """A hashable key of a pattern (index form)."""
+    return tuple(sorted(x.items())), tuple(sorted(y.items()))
+
+
 def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
-           mode: str = "all", k: int = 10, time_limit: float | None = None,
-           assume_deterministic: bool = False, progress: bool | None = None) -> SearchResult:
+           mode: str = "all", k: int = 10, rank_by: str = "discrimination",
+           time_limit: float | None = None, deadline: float | None = None,
+           assume_deterministic: bool = False, progress: bool | None = None,
+           options: SearchOptions = SearchOptions(), order: list[int] | None = None,
+           start: tuple[dict, dict] | None = None, member: set | None = None) -> SearchResult:
     """Branch-and-bound search.
 
     ``mode``: ``"all"`` (every pattern with |Δ| > δ), ``"first"`` (stop at the first one:
-    certification), ``"topk"`` (the ``k`` largest |Δ| above δ). ``progress`` shows a counter
-    of visited nodes (default: when stderr is a terminal).
+    certification), ``"topk"`` (the ``k`` best by ``rank_by``: ``"discrimination"`` |Δ| or
+    ``"divergence"``), ``"pareto"`` (the strict Pareto front of the patterns, by |Δ| and
+    P(x, y)), ``"extension"`` (is some strict extension of ``start`` in ``member``, a set of
+    :func:`pattern_key`: stops at the first). ``start`` begins the search at a pattern
+    (its extensions only). ``progress`` shows a counter of visited nodes (default: when stderr
+    is a terminal). ``deadline`` (a ``time.perf_counter`` value) overrides ``time_limit``.
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if rank_by not in ("discrimination", "divergence"):
+        raise ValueError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
     plan = self_plan(circuit, assume_deterministic)
     root = plan.entry(circuit.root, circuit.root)
     n = circuit.num_variables
     card = [int(c) for c in circuit.variables.cardinalities]
     sens = set(sensitive)
-    order = sorted(sensitive) + [v for v in range(n) if v != d and v not in sens]
-    res = SearchResult()
+    if order is None:
+        order = search_order(circuit, d, fav, sensitive, options.ordering)
+    x0, y0 = start if start is not None else ({}, {})
+    order = [v for v in order if v not in x0 and v not in y0]
+    res = SearchResult(order=list(order))
     t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + float(time_limit)
-    top: list[tuple[float, int, tuple]] = []  # min-heap of (|Δ|, tie, pattern) for topk
+    if deadline is None and time_limit is not None:
+        deadline = t0 + float(time_limit)
+    divergence_rank = mode == "topk" and rank_by == "divergence"
+    top: list[tuple[float, int, tuple]] = []  # min-heap of (key, tie, pattern) for topk
+    front = _Front()
     counter = [0]
+    y_cache: dict = {}
 
-    def threshold() -> float:
-        if mode == "topk" and len(top) >= k:
-            return max(delta, top[0][0])
-        return delta
+    def rng(ev: np.ndarray, free: np.ndarray) -> tuple[float, float] | None:
+        res.bounds += 1
+        try:
+            return conditional_range(circuit, plan, root, d, fav, ev, free)
+        except EvidenceError:
+            return None  # probability zero: no extension is a defined pattern
 
-    def score(x: dict, y: dict):
-        return score_patterns(circuit, d, fav, [(x, y)])[0]
-
-    def bound(x: dict, y: dict, excluded: set, depth: int) -> float:
+    def prune(x: dict, y: dict, depth: int, p_dxy: float, p_xy: float) -> bool:
+        """Whether no extension decided below this node can count (see the module doc)."""
         free = np.zeros(n, bool)
         free[order[depth:]] = True
-        res.bounds += 1
-        ev_xy = np.full(n, -1, np.int32)
-        for v, val in {**x, **y}.items():
-            ev_xy[v] = val
         ev_y = np.full(n, -1, np.int32)
         for v, val in y.items():
             ev_y[v] = val
-        try:
-            a = bounds_core(circuit, plan, root, d, fav, ev_xy, free, want_assignment=False)
-        except EvidenceError:
-            return -1.0  # P(x, y) = 0: no extension is a defined pattern
-        try:
-            b = bounds_core(circuit, plan, root, d, fav, ev_y, free, want_assignment=False)
-        except EvidenceError:
-            return -1.0
-        return max(a.max - b.min, b.max - a.min)
+        key = (tuple(sorted(y.items())), depth)
+        b = y_cache.get(key) if options.share_bounds else None
+        if b is None:
+            b = rng(ev_y, free)
+            if options.share_bounds:
+                if len(y_cache) > 100_000:
+                    y_cache.clear()
+                y_cache[key] = b
+        if b is None:
+            return True
+        if x:
+            ev_xy = ev_y.copy()
+            for v, val in x.items():
+                ev_xy[v] = val
+            a = rng(ev_xy, free)
+            if a is None:
+                return True
+        else:
+            a = b
+        a_min, a_max = a
+        b_min, b_max = b
+        ub = max(a_max - b_min, b_max - a_min)
+        if ub <= delta:
+            return True
+        if mode == "topk":
+            if len(top) < k:
+                return False
+            if not divergence_rank:
+                return ub <= top[0][0]
+            with np.errstate(divide="ignore"):
+                l1 = math.log(a_max / b_min) if b_min > 0 else math.inf
+                l0 = math.log((1 - a_min) / (1 - b_max)) if b_max < 1 else math.inf
+            ub_div = p_dxy * max(l1, 0.0) + (p_xy - p_dxy) * max(l0, 0.0)
+            return ub_div <= top[0][0]
+        if mode == "pareto":
+            return front.level(p_xy) > ub * (1 + 1e-9) + 1e-12
+        return False
 
-    def record(x: dict, y: dict, s: float, p: float) -> None:
-        if abs(s) <= delta:
+    def record(item: tuple, div: float) -> None:
+        s = item[2]
+        if mode == "extension":
+            if pattern_key(item[0], item[1]) in member:
+                res.patterns.append(item)
+                raise _Stop
             return
-        pat = (dict(x), dict(y), s, p)
+        if not abs(s) > delta:
+            return
         if mode == "topk":
             counter[0] += 1
-            item = (abs(s), -counter[0], pat)
+            entry = (div if divergence_rank else abs(s), -counter[0], item)
             if len(top) < k:
-                heapq.heappush(top, item)
-            elif abs(s) > top[0][0]:
-                heapq.heapreplace(top, item)
+                heapq.heappush(top, entry)
+            elif entry[0] > top[0][0]:
+                heapq.heapreplace(top, entry)
+        elif mode == "pareto":
+            if front.level(item[3]) <= abs(s) * (1 + 1e-9) + 1e-12:
+                res.patterns.append(item)
+                front.add(item[3], abs(s))
         else:
-            res.patterns.append(pat)
+            res.patterns.append(item)
             if mode == "first":
                 raise _Stop
 
     bar = progress_bar(progress, "branch and bound")
 
-    def visit(x: dict, y: dict, excluded: set, depth: int) -> None:
+    def visit(x: dict, y: dict, depth: int, p_dxy: float, p_xy: float) -> None:
         res.nodes += 1
         if res.nodes % 256 == 0:
             bar.update(256)
@@ -133,28 +284,33 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             return
         if not x and not any(v in sens for v in order[depth:]):
             return  # no sensitive variable left to put in x
-        if x or y:
-            if bound(x, y, excluded, depth) <= threshold():
-                res.pruned += 1
-                return
+        if (x or y) and prune(x, y, depth, p_dxy, p_xy):
+            res.pruned += 1
+            return
         z = order[depth]
-        children = []
-        if z in sens:
-            children += [("x", val) for val in range(card[z])]
-        children += [("y", val) for val in range(card[z])]
-        for where, val in children:
-            nx, ny = (({**x, z: val}, y) if where == "x" else (x, {**y, z: val}))
+        children = [({**x, z: val}, y) for val in range(card[z])] if z in sens else []
+        children += [(x, {**y, z: val}) for val in range(card[z])]
+        m = pattern_marginals(circuit, d, fav, children)
+        div = (divergence_scores(m.score, m.p_dxy, m.p_xy, m.p_y, delta) if divergence_rank
+               else None)
+        idx = range(len(children))
+        if options.best_first and mode in ("topk", "pareto"):
+            key = div if divergence_rank else np.nan_to_num(np.abs(m.score), nan=-1.0)
+            idx = np.argsort(-key, kind="stable")
+        for i in idx:
+            if m.p_xy[i] <= 0:
+                continue  # P(x, y) = 0: neither it nor its extensions are defined
+            nx, ny = children[i]
             if nx:
-                s, p = score(nx, ny)
-                if s is None:
-                    continue  # P(x, y) = 0: neither it nor its extensions are defined
-                record(nx, ny, s, p)
-            visit(nx, ny, excluded, depth + 1)
-        visit(x, y, excluded | {z}, depth + 1)
+                record((nx, ny, float(m.score[i]), float(m.p_xy[i]), float(m.p_dxy[i]),
+                        float(m.p_y[i])), float(div[i]) if div is not None else 0.0)
+            visit(nx, ny, depth + 1, float(m.p_dxy[i]), float(m.p_xy[i]))
+        visit(x, y, depth + 1, p_dxy, p_xy)
 
+    start_m = pattern_marginals(circuit, d, fav, [(x0, y0)])
     with bar, contextlib.suppress(_Stop):
-        visit({}, {}, set(), 0)
+        visit(dict(x0), dict(y0), 0, float(start_m.p_dxy[0]), float(start_m.p_xy[0]))
     if mode == "topk":
-        res.patterns = [item[2] for item in sorted(top, reverse=True)]
+        res.patterns = [entry[2] for entry in sorted(top, key=lambda e: (-e[0], -e[1]))]
     res.seconds = time.perf_counter() - t0
     return res
