@@ -29,6 +29,9 @@ Improvements over the paper's search, each sound and each switchable (:class:`Se
   which siblings share (the ``x`` children and the excluded child of a node): computed once;
 - **best first**: for top-k and Pareto mining, children are visited by decreasing score so the
   threshold rises early;
+- **seeding**: a top-k search starts from the best patterns of a short run of the sampling
+  miner (exact scores of real patterns, so the threshold is sound from the start; the result
+  does not depend on the sampler's luck, only the speed does);
 - **fused bounds**: both quotient passes of a node in one compiled call (always on).
 
 A ``time_limit`` stops the search; the result then says it is incomplete.
@@ -61,10 +64,11 @@ class SearchOptions:
     ordering: str = "influence"  # or "index": sensitive first, then the circuit's order
     share_bounds: bool = True
     best_first: bool = True
+    seed_runs: int = 20  # sampling-miner runs whose patterns pre-fill a top-k (0: off)
 
 
-#: The paper's search: file order, no shared bounds, children in generation order.
-PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False)
+#: The paper's search: file order, no shared bounds, children in generation order, no seeding.
+PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False, seed_runs=0)
 
 
 @dataclass
@@ -246,6 +250,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             return front.level(p_xy) > ub * (1 + 1e-9) + 1e-12
         return False
 
+    in_top: set = set()
+
     def record(item: tuple, div: float) -> None:
         s = item[2]
         if mode == "extension":
@@ -256,12 +262,18 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         if not abs(s) > delta:
             return
         if mode == "topk":
+            pk = pattern_key(item[0], item[1])
+            if pk in in_top:
+                return  # a seeded pattern, met again
             counter[0] += 1
             entry = (div if divergence_rank else abs(s), -counter[0], item)
             if len(top) < k:
                 heapq.heappush(top, entry)
+                in_top.add(pk)
             elif entry[0] > top[0][0]:
-                heapq.heapreplace(top, entry)
+                gone = heapq.heapreplace(top, entry)
+                in_top.discard(pattern_key(gone[2][0], gone[2][1]))
+                in_top.add(pk)
         elif mode == "pareto":
             if front.level(item[3]) <= abs(s) * (1 + 1e-9) + 1e-12:
                 res.patterns.append(item)
@@ -307,6 +319,17 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             visit(nx, ny, depth + 1, float(m.p_dxy[i]), float(m.p_xy[i]))
         visit(x, y, depth + 1, p_dxy, p_xy)
 
+    if mode == "topk" and options.seed_runs > 0 and start is None:
+        from pcfair.patterns.sampling import sample_search
+
+        found = sample_search(circuit, d, fav, sensitive, delta, runs=options.seed_runs,
+                              memo=True, random_state=0).found
+        items = [(dict(kx), dict(ky), *v) for (kx, ky), v in found.items()]
+        if items:
+            s_, pxy, pdxy, py = (np.array([it[i] for it in items]) for i in (2, 3, 4, 5))
+            divs = divergence_scores(s_, pdxy, pxy, py, delta)
+            for it, dv in zip(items, divs):
+                record(it, float(dv))
     start_m = pattern_marginals(circuit, d, fav, [(x0, y0)])
     with bar, contextlib.suppress(_Stop):
         visit(dict(x0), dict(y0), 0, float(start_m.p_dxy[0]), float(start_m.p_xy[0]))
