@@ -34,7 +34,7 @@ from pcfair.patterns.dense import (
     summaries,
 )
 from pcfair.patterns.scores import divergence_scores
-from pcfair.patterns.search import SearchOptions, pattern_key, search
+from pcfair.patterns.search import SearchOptions, parallel_search, pattern_key, search
 
 KINDS = ("all", "topk", "maximal", "minimal", "pareto")
 RANKS = ("discrimination", "divergence")
@@ -197,7 +197,7 @@ def _search_patterns(pc: Circuit, items: list, delta: float) -> list[Pattern]:
 
 def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, kind: str,
                  k: int, rank_by: str, time_limit: float | None, progress: bool | None,
-                 options: SearchOptions) -> tuple[list, bool, list]:
+                 options: SearchOptions, n_jobs: int) -> tuple[list, bool, list]:
     """Items, completeness and the runs of the search engine for one ``kind``."""
     if kind == "minimal":
         raise SpecError(
@@ -206,8 +206,9 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
             "engine='dense' (raise max_bytes if the lattice does not fit)")
     if kind in ("all", "topk", "pareto"):
         mode = {"all": "all", "topk": "topk", "pareto": "pareto"}[kind]
-        res = search(pc, d, fav, sens, delta, mode=mode, k=k, rank_by=rank_by,
-                     time_limit=time_limit, progress=progress, options=options)
+        res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, mode=mode, k=k,
+                              rank_by=rank_by, time_limit=time_limit, progress=progress,
+                              options=options)
         items = res.patterns
         if kind == "pareto" and items:
             keep = pareto_mask(np.abs([it[2] for it in items]), np.array([it[3] for it in items]),
@@ -217,8 +218,8 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
     # maximal: every pattern, then for each one a search of its extensions for another
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
-    res = search(pc, d, fav, sens, delta, mode="all", deadline=deadline, progress=progress,
-                 options=options)
+    res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, mode="all",
+                          time_limit=time_limit, progress=progress, options=options)
     runs, complete = [res], res.complete
     member = {pattern_key(it[0], it[1]) for it in res.patterns}
     n_features = pc.num_variables - 1
@@ -243,7 +244,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                   engine: str = "auto", time_limit: float | None = None,
                   count_only: bool = False, max_bytes: int = 2 << 30,
                   progress: bool | None = None,
-                  search_options: SearchOptions = SearchOptions()) -> PatternSet:
+                  search_options: SearchOptions = SearchOptions(),
+                  n_jobs: int = 1) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -273,6 +275,9 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     search_options : SearchOptions
         The search engine's improvements (ordering, shared bounds, best-first); the
         defaults are all on, :data:`pcfair.patterns.search.PAPER` is the paper's search.
+    n_jobs : int, default 1
+        Processes for the search engine (``-1``: every core); pays for searches longer than
+        a few seconds.
 
     Returns
     -------
@@ -301,7 +306,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     if name == "search":
         items, complete, runs = _search_kind(pc, d, fav, sens, float(delta), kind,
                                              10 if k is None else int(k), rank_by, time_limit,
-                                             progress, search_options)
+                                             progress, search_options, n_jobs)
         found = _search_patterns(pc, items, float(delta))
         key = (lambda p: -p.abs_score) if rank_by == "discrimination" else (lambda p: -p.divergence)
         found.sort(key=key)
@@ -327,8 +332,11 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
 def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
             time_limit: float | None = None, *, max_bytes: int = 2 << 30,
             progress: bool | None = None,
-            search_options: SearchOptions = SearchOptions()) -> Certificate:
+            search_options: SearchOptions = SearchOptions(), n_jobs: int = 1) -> Certificate:
     """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
+
+    Parameters are those of :func:`find_patterns`; ``engine="search"`` stops at the first
+    witness (``n_jobs`` processes: every worker stops once one has one).
 
     Returns
     -------
@@ -348,8 +356,8 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     name = _engine(engine, pc, d, sens, max_bytes)
     t0 = time.perf_counter()
     if name == "search":
-        res = search(pc, d, fav, sens, float(delta), mode="first", time_limit=time_limit,
-                     progress=progress, options=search_options)
+        res = parallel_search(pc, d, fav, sens, float(delta), n_jobs=n_jobs, mode="first",
+                              time_limit=time_limit, progress=progress, options=search_options)
         witness = _search_patterns(pc, res.patterns[:1], float(delta))[0] if res.patterns else None
         fair = False if witness is not None else (True if res.complete else None)
         return Certificate(fair=fair, complete=res.complete or witness is not None,

@@ -138,3 +138,19 @@ def test_search_reproduces_the_compas_census():
                                rtol=1e-9)
     maximal = find_patterns(pc, ds.target, ds.sensitive, 0.05, kind="maximal", engine="search")
     assert maximal.count == 74
+
+
+def test_two_processes_give_the_serial_answers():
+    pc = model("clt", 5, [2, 2, 3, 2, 2])
+    names = ["x1", "x2", "x3"]
+    serial = find_patterns(pc, "x0", names, 0.02, engine="search")
+    split = find_patterns(pc, "x0", names, 0.02, engine="search", n_jobs=2)
+    assert split.complete and keys(split, pc) == keys(serial, pc)
+    top = find_patterns(pc, "x0", names, 0.02, kind="topk", k=5, rank_by="divergence",
+                        engine="search", n_jobs=2)
+    ref = find_patterns(pc, "x0", names, 0.02, kind="topk", k=5, rank_by="divergence",
+                        engine="dense")
+    np.testing.assert_allclose([p.divergence for p in top], [p.divergence for p in ref],
+                               atol=1e-12)
+    # each worker walks the nodes above the split, then only its own subtrees
+    assert split.stats["nodes"] < 2 * serial.stats["nodes"]
