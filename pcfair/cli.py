@@ -124,15 +124,21 @@ def _cmd_learn(args) -> int:
     return EXIT_OK
 
 
-def _pattern_args(p: argparse.ArgumentParser) -> None:
+def _pattern_args(p: argparse.ArgumentParser,
+                  engines: tuple[str, ...] = ("auto", "dense", "search")) -> None:
     _model_args(p)
     p.add_argument("--decision", required=True, help="the binary decision variable")
     p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
     p.add_argument("--delta", type=float, required=True, help="discrimination threshold")
     p.add_argument("--favorable", default="1", help="the favourable decision value (default 1)")
-    p.add_argument("--engine", choices=("auto", "dense", "search"), default="auto")
+    p.add_argument("--engine", choices=engines, default="auto")
     p.add_argument("--time-limit", type=float, default=None,
                    help="seconds for the search engine (an unfinished search is incomplete)")
+
+
+def _jobs_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes for the search engine (-1: every core; default 1)")
 
 
 def _sensitive(args) -> list[str]:
@@ -145,7 +151,8 @@ def _cmd_certify(args) -> int:
     from pcfair.patterns import certify
 
     cert = certify(_load(args), args.decision, _sensitive(args), args.delta,
-                   favorable=args.favorable, engine=args.engine, time_limit=args.time_limit)
+                   favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
+                   n_jobs=args.jobs)
     if args.format == "json":
         print(json.dumps(cert.to_dict(), default=str))
     else:
@@ -164,12 +171,23 @@ def _cmd_certify(args) -> int:
 def _cmd_patterns(args) -> int:
     import json
 
-    from pcfair.patterns import find_patterns
+    from pcfair.patterns import find_patterns, sample_patterns
 
-    ps = find_patterns(_load(args), args.decision, _sensitive(args), args.delta,
-                       kind=args.kind, k=args.k, rank_by=args.rank_by,
-                       favorable=args.favorable, engine=args.engine,
-                       time_limit=args.time_limit, count_only=args.count)
+    if args.engine == "sample":
+        if args.kind not in ("all", "topk", "pareto") or args.rank_by != "discrimination":
+            raise ValueError("--engine sample mines --kind all, topk or pareto ranked by "
+                             "discrimination")
+        ps = sample_patterns(_load(args), args.decision, _sensitive(args), args.delta,
+                             kind=args.kind, k=args.k, favorable=args.favorable,
+                             time_limit=args.time_limit,
+                             runs=args.runs if args.time_limit is None else None,
+                             random_state=args.seed)
+    else:
+        ps = find_patterns(_load(args), args.decision, _sensitive(args), args.delta,
+                           kind=args.kind, k=args.k, rank_by=args.rank_by,
+                           favorable=args.favorable, engine=args.engine,
+                           time_limit=args.time_limit, count_only=args.count,
+                           n_jobs=args.jobs)
     if args.format == "json":
         print(json.dumps(ps.to_dict(include_patterns=not args.count), default=str))
     elif args.count:
@@ -203,6 +221,39 @@ def _cmd_metrics(args) -> int:
     return EXIT_OK
 
 
+def _cmd_report(args) -> int:
+    from pcfair.reporting import report
+
+    deltas = [x.strip() for x in args.deltas.split(",") if x.strip()]  # checked by report
+    text = report(_load(args), args.decision, _sensitive(args), args.delta,
+                  favorable=args.favorable, deltas=deltas, k=args.k,
+                  format=args.format, out=args.out, engine=args.engine,
+                  time_limit=args.time_limit, sampled=args.sample_runs,
+                  max_patterns_per_table=args.max_rows,
+                  title=f"pcfair fairness report: {args.model}", random_state=args.seed)
+    if args.out is None:
+        print(text, end="")
+    else:
+        print(f"wrote {args.out}")
+    return EXIT_OK
+
+
+def _add_report_command(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="certify a circuit and write an HTML or markdown report")
+    _pattern_args(p)
+    p.add_argument("--out", help="write the report here (default: print it)")
+    p.add_argument("--format", choices=("html", "markdown"), default="html")
+    p.add_argument("--deltas", default="0.01,0.05,0.1",
+                   help="comma-separated thresholds of the pattern-count table")
+    p.add_argument("--k", type=int, default=10, help="size of the top-k tables (10)")
+    p.add_argument("--max-rows", type=int, default=25,
+                   help="rows printed per pattern table (25; the caption gives the total)")
+    p.add_argument("--sample-runs", type=int, default=None,
+                   help="also run the sampling miner this many times and show its front")
+    p.add_argument("--seed", type=int, default=0, help="seed of sampling (default 0)")
+    p.set_defaults(func=_cmd_report)
+
+
 def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="structural properties of a circuit")
     _model_args(p)
@@ -215,10 +266,15 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_marginal)
     p = sub.add_parser("certify", help="prove a circuit delta-fair or give a witness pattern")
     _pattern_args(p)
+    _jobs_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_certify)
     p = sub.add_parser("patterns", help="mine discrimination patterns and their summaries")
-    _pattern_args(p)
+    _pattern_args(p, engines=("auto", "dense", "search", "sample"))
+    _jobs_arg(p)
+    p.add_argument("--seed", type=int, default=0, help="seed of --engine sample (default 0)")
+    p.add_argument("--runs", type=int, default=300,
+                   help="runs of --engine sample without --time-limit (default 300)")
     p.add_argument("--kind", choices=("all", "topk", "maximal", "minimal", "pareto"),
                    default="all")
     p.add_argument("--k", type=int, default=None, help="how many for --kind topk (10)")
@@ -257,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _add_circuit_commands(sub)
+    _add_report_command(sub)
     _add_audit_commands(sub)
     return parser
 
@@ -270,7 +327,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PCFairError as exc:
         print(f"pcfair: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (FileNotFoundError, IsADirectoryError, PermissionError, ValueError) as exc:
+        # ValueError: an argument out of range (e.g. --delta 1.5) reported by the library
         print(f"pcfair: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

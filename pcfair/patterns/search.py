@@ -91,7 +91,7 @@ class _Stop(Exception):
 
 def progress_bar(progress: bool | None, desc: str):
     """A tqdm counter, shown when ``progress`` is True, or None and stderr is a terminal."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets inside notebooks
 
     show = sys.stderr.isatty() if progress is None else bool(progress)
     return tqdm(desc=desc, unit=" nodes", disable=not show, mininterval=0.5)
@@ -328,8 +328,9 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     if mode == "topk" and options.seed_runs > 0 and start is None:
         from pcfair.patterns.sampling import sample_search
 
+        budget = None if deadline is None else max(0.0, 0.1 * (deadline - time.perf_counter()))
         found = sample_search(circuit, d, fav, sensitive, delta, runs=options.seed_runs,
-                              memo=True, random_state=0).found
+                              time_limit=budget, memo=True, random_state=0).found
         items = [(dict(kx), dict(ky), *v) for (kx, ky), v in found.items()]
         if items:
             s_, pxy, pdxy, py = (np.array([it[i] for it in items]) for i in (2, 3, 4, 5))

@@ -147,6 +147,20 @@ def test_cli_certify_and_patterns(tmp_path, capsys):
     assert int(capsys.readouterr().out) == find_patterns(pc, "x0", ["x1"], 0.01).count
     assert main(["certify", model, "--decision", "x0", "--sensitive", "nope", "--delta",
                  "0.1"]) == 2
+    assert main(["certify", model, "--decision", "x0", "--sensitive", "x1", "--delta",
+                 "1.5"]) == 2  # out of range: a clear message, no traceback
+    assert "delta" in capsys.readouterr().err
+    # the search engine's summaries, and the sampling miner (never complete: exit 3)
+    assert main(["patterns", model, "--decision", "x0", "--sensitive", "x1,x2", "--delta",
+                 "0.01", "--engine", "search", "--kind", "pareto", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    dense = find_patterns(pc, "x0", ["x1", "x2"], 0.01, kind="pareto")
+    assert data["engine"] == "search" and data["count"] == dense.count
+    assert main(["patterns", model, "--decision", "x0", "--sensitive", "x1,x2", "--delta",
+                 "0.01", "--engine", "sample", "--runs", "20", "--seed", "1", "--format",
+                 "json"]) == 3
+    data = json.loads(capsys.readouterr().out)
+    assert data["engine"] == "sample" and not data["complete"] and data["count"] > 0
 
 
 @requires_shared
