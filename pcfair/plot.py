@@ -1,0 +1,616 @@
+"""Pictures of discrimination patterns and of the audit ports' results (matplotlib).
+
+matplotlib is the optional ``plot`` extra: it is imported only when a function draws, and a
+missing installation raises an :class:`ImportError` that names the extra. Every function draws
+on the ``ax`` it is given (a new figure otherwise) and returns the matplotlib objects it drew on;
+nothing is shown or saved unless the caller asks (``ax.figure.savefig(...)``).
+
+Patterns (Selvam, Van den Broeck and Choi, AAAI-23, Figure 2):
+
+- :func:`pareto_front`: every pattern in grey at (probability ``P(x, y)``, ``|Δ|``), summary
+  patterns (maximal, minimal...) coloured, and the Pareto front as a red staircase;
+- :func:`score_vs_probability`: the same scatter with chosen sets highlighted (e.g. the top-k
+  by discrimination and by divergence);
+- :func:`counts_by_delta`: how many discrimination patterns (and summaries) each threshold δ
+  leaves.
+
+Patterns may be given as a :class:`~pcfair.patterns.PatternSet`, a list of
+:class:`~pcfair.patterns.Pattern`, or a DataFrame with columns ``probability`` and
+``abs_score`` (or ``score``), such as :meth:`PatternSet.to_frame`. Large sets are drawn as a
+uniform random subsample of ``max_points`` grey points, and the legend says so.
+
+Audit ports: :func:`cbs_scores` and :func:`cbs_null_distribution` (Conditional Bias Scan),
+:func:`testsgd_scores` (TestSGD), :func:`group_estimates` (structured regression) and
+:func:`monitor_history` (AVOIR).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from pcfair.errors import DataError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "MISSING_MATPLOTLIB",
+    "cbs_null_distribution",
+    "cbs_scores",
+    "counts_by_delta",
+    "group_estimates",
+    "monitor_history",
+    "pareto_front",
+    "pattern_points",
+    "score_vs_probability",
+    "testsgd_scores",
+]
+
+#: Message of the ImportError raised when matplotlib is not installed.
+MISSING_MATPLOTLIB = ("pcfair.plot needs matplotlib, the 'plot' extra: "
+                      "pip install 'pcfair[plot]'")
+
+#: Colours of the pattern plots: all patterns, the front, then highlighted sets in order.
+GREY = "0.72"
+FRONT_COLOR = "tab:red"
+HIGHLIGHT_COLORS = ("tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:brown",
+                    "tab:pink", "tab:olive", "tab:cyan")
+#: The thresholds :func:`counts_by_delta` uses when it computes the census itself.
+DEFAULT_DELTAS = tuple(round(0.01 * i, 2) for i in range(1, 31))
+#: Census columns drawn by :func:`counts_by_delta`, with their legend names.
+COUNT_KINDS = {"patterns": "discrimination patterns", "maximal": "maximal",
+               "minimal": "minimal", "pareto": "Pareto-optimal"}
+#: Line colours of :func:`counts_by_delta` (the summaries as in the report's front figure).
+COUNT_COLORS = {"patterns": "0.3", "maximal": HIGHLIGHT_COLORS[0],
+                "minimal": HIGHLIGHT_COLORS[1], "pareto": FRONT_COLOR}
+
+
+def _pyplot():
+    """matplotlib.pyplot, or an ImportError naming the ``plot`` extra."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as err:
+        # the shared class lives with the first plotting module of the package; importing it
+        # only here keeps ``import pcfair.plot`` light
+        from pcfair.audits.structured_regression.plot import MissingDependencyError
+
+        raise MissingDependencyError(MISSING_MATPLOTLIB) from err
+    return plt
+
+
+def _new_axes(ax, figsize: tuple[float, float]) -> Axes:
+    if ax is not None:
+        return ax
+    _, ax = _pyplot().subplots(figsize=figsize)
+    return ax
+
+
+# ------------------------------------------------------------------------------ patterns
+
+
+def pattern_points(patterns) -> tuple[np.ndarray, np.ndarray]:
+    """``(probability, |Δ|)`` arrays of a pattern collection (see the module docstring).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> p, a = pattern_points(pd.DataFrame({"probability": [0.1, 0.2], "score": [-0.3, 0.1]}))
+    >>> p.tolist(), a.tolist()
+    ([0.1, 0.2], [0.3, 0.1])
+    """
+    if isinstance(patterns, pd.DataFrame):
+        if "probability" not in patterns.columns:
+            raise DataError("a pattern frame needs a 'probability' column")
+        if "abs_score" in patterns.columns:
+            score = patterns["abs_score"].to_numpy(float)
+        elif "score" in patterns.columns:
+            score = np.abs(patterns["score"].to_numpy(float))
+        else:
+            raise DataError("a pattern frame needs an 'abs_score' or a 'score' column")
+        return patterns["probability"].to_numpy(float), score
+    items = list(getattr(patterns, "patterns", patterns))
+    for p in items:
+        if not hasattr(p, "probability") or not hasattr(p, "score"):
+            raise DataError(f"expected Pattern objects, got {type(p).__name__}")
+    return (np.array([p.probability for p in items], float),
+            np.array([abs(p.score) for p in items], float))
+
+
+def _subsample(prob: np.ndarray, score: np.ndarray, max_points: int | None,
+               random_state) -> tuple[np.ndarray, np.ndarray, bool]:
+    if max_points is None or len(prob) <= max_points:
+        return prob, score, False
+    rng = np.random.default_rng(random_state)
+    keep = np.sort(rng.choice(len(prob), size=int(max_points), replace=False))
+    return prob[keep], score[keep], True
+
+
+def _grey_label(shown: int, total: int, sampled: bool) -> str:
+    if sampled or shown < total:
+        return f"patterns (random {shown:,} of {total:,})"
+    return f"patterns ({total:,})"
+
+
+def _scatter(ax, patterns, highlight: Mapping[str, Any] | None, delta: float | None,
+             max_points: int | None, population: int | None, random_state,
+             log_x: bool, title: str | None) -> None:
+    """Grey cloud of ``patterns`` plus one coloured scatter per ``highlight`` entry."""
+    prob, score = pattern_points(patterns)
+    if delta is not None:
+        keep = score > delta
+        prob, score = prob[keep], score[keep]
+    total = len(prob) if population is None else int(population)
+    prob, score, sampled = _subsample(prob, score, max_points, random_state)
+    ax.scatter(prob, score, s=6, color=GREY, alpha=0.6, linewidths=0, zorder=1,
+               label=_grey_label(len(prob), total, sampled))
+    for i, (name, subset) in enumerate((highlight or {}).items()):
+        hp, hs = pattern_points(subset)
+        ax.scatter(hp, hs, s=22, color=HIGHLIGHT_COLORS[i % len(HIGHLIGHT_COLORS)],
+                   edgecolors="white", linewidths=0.4, zorder=3, label=f"{name} ({len(hp):,})")
+    if delta is not None:
+        ax.axhline(delta, color="0.35", ls="--", lw=0.8, zorder=2, label=f"δ = {delta:g}")
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel("probability P(x, y)")
+    ax.set_ylabel("discrimination score |Δ|")
+    if title:
+        ax.set_title(title)
+
+
+def score_vs_probability(patterns, *, highlight: Mapping[str, Any] | None = None,
+                         delta: float | None = None, ax=None, max_points: int | None = 20_000,
+                         population: int | None = None, random_state=0, log_x: bool = False,
+                         title: str | None = None) -> Axes:
+    """Scatter of discrimination score against probability, with chosen sets highlighted.
+
+    Parameters
+    ----------
+    patterns : PatternSet, sequence of Pattern or pandas.DataFrame
+        The grey cloud (a frame needs ``probability`` and ``abs_score`` or ``score``).
+    highlight : mapping of str to patterns, optional
+        Sets drawn in colour, in order (e.g. ``{"top-10 by discrimination": ...}``).
+    delta : float, optional
+        Threshold: grey points with ``|Δ| <= delta`` are dropped and a dashed line is drawn.
+    ax : matplotlib Axes, optional
+        Where to draw (a new figure otherwise).
+    max_points : int or None, default 20000
+        Draw a uniform random subsample of at most this many grey points (None: all).
+    population : int, optional
+        How many patterns the grey points stand for, when ``patterns`` is already a sample
+        (the legend reads "random N of M").
+    random_state : int or Generator, default 0
+        Seed of the subsample.
+    log_x : bool, default False
+        Logarithmic probability axis.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    See Also
+    --------
+    pareto_front : the same scatter with the Pareto front.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pcfair
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "a": [0, 1]})
+    >>> pc = b.build(b.decision([
+    ...     (b.indicator("d", 1), b.product(b.categorical("s", [0.2, 0.8]),
+    ...                                     b.categorical("a", [0.5, 0.5])), 0.5),
+    ...     (b.indicator("d", 0), b.product(b.categorical("s", [0.6, 0.4]),
+    ...                                     b.categorical("a", [0.3, 0.7])), 0.5)]))
+    >>> ps = pcfair.find_patterns(pc, "d", ["s"], 0.05)
+    >>> top = pcfair.find_patterns(pc, "d", ["s"], 0.05, kind="topk", k=2)
+    >>> ax = score_vs_probability(ps, highlight={"top-2": top})
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['patterns (6)', 'top-2 (2)']
+    """
+    ax = _new_axes(ax, (6.0, 4.2))
+    _scatter(ax, patterns, highlight, delta, max_points, population, random_state, log_x,
+             title)
+    ax.legend(fontsize=8, loc="best")
+    return ax
+
+
+def pareto_front(patterns, delta: float | None = None, ax=None,
+                 summary: Mapping[str, Any] | None = None, *, front=None,
+                 max_points: int | None = 20_000, population: int | None = None,
+                 random_state=0, log_x: bool = False, title: str | None = None) -> Axes:
+    """Every pattern in grey, summary patterns in colour, and the Pareto front in red.
+
+    The layout of Figure 2 (b, c) of Selvam et al. (AAAI-23): probability ``P(x, y)`` on the
+    x-axis, ``|Δ|`` on the y-axis. The front (patterns that no other pattern beats on both
+    axes) is drawn as red points joined by a staircase.
+
+    Parameters
+    ----------
+    patterns : PatternSet, sequence of Pattern or pandas.DataFrame
+        The grey cloud.
+    delta : float, optional
+        Threshold: grey points with ``|Δ| <= delta`` are dropped and a dashed line is drawn.
+    ax : matplotlib Axes, optional
+        Where to draw (a new figure otherwise).
+    summary : mapping of str to patterns, optional
+        Other coloured sets, e.g. ``{"maximal": ..., "minimal": ...}``.
+    front : patterns, optional
+        The Pareto-optimal patterns (e.g. ``find_patterns(..., kind="pareto")``). Default: the
+        strict front of ``patterns`` (all of them, before any subsample).
+    max_points, population, random_state, log_x, title
+        As in :func:`score_vs_probability`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Notes
+    -----
+    The default front is strict (``pc-certifier.md`` §3): a pattern that ties another on
+    probability and loses on score is dominated.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"probability": [0.1, 0.4, 0.3, 0.02],
+    ...                       "score": [-0.27, -0.25, 0.1, 0.03]})
+    >>> ax = pareto_front(frame, delta=0.05)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['patterns (3)', 'δ = 0.05', 'Pareto-optimal (2)']
+    """
+    ax = _new_axes(ax, (6.0, 4.2))
+    _scatter(ax, patterns, summary, delta, max_points, population, random_state, log_x,
+             title)
+    if front is None:
+        from pcfair.patterns.dense import pareto_mask
+
+        prob, score = pattern_points(patterns)
+        member = score > delta if delta is not None else np.ones(len(prob), bool)
+        keep = pareto_mask(score, prob, member)
+        fp, fs = prob[keep], score[keep]
+    else:
+        fp, fs = pattern_points(front)
+    order = np.argsort(-fp, kind="stable")
+    fp, fs = fp[order], fs[order]
+    if len(fp):
+        ax.plot(fp, fs, drawstyle="steps-post", color=FRONT_COLOR, lw=1.0, zorder=4)
+    ax.scatter(fp, fs, s=28, color=FRONT_COLOR, edgecolors="black", linewidths=0.4, zorder=5,
+               label=f"Pareto-optimal ({len(fp):,})")
+    ax.legend(fontsize=8, loc="best")
+    return ax
+
+
+def counts_by_delta(census, decision=None, sensitive=None, *, deltas: Sequence[float] | None = None,
+                    favorable=1, kinds: Sequence[str] = tuple(COUNT_KINDS), ax=None,
+                    log_y: bool = True) -> Axes:
+    """Number of discrimination patterns (and summaries) against the threshold δ.
+
+    Parameters
+    ----------
+    census : pandas.DataFrame or Circuit
+        A frame with a ``delta`` column and one column per kind, such as
+        :func:`~pcfair.pattern_census` returns; an optional boolean ``complete`` column marks
+        counts from a stopped search (drawn as open markers: lower bounds). Or a circuit, whose
+        census is computed (dense engine) at ``deltas``.
+    decision, sensitive
+        The decision and sensitive variables, when ``census`` is a circuit.
+    deltas : sequence of float, optional
+        Thresholds for a computed census (default 0.01, 0.02, ..., 0.30).
+    favorable : value, default 1
+        The favourable decision value, when ``census`` is a circuit.
+    kinds : sequence of str
+        Columns to draw, among ``"patterns"``, ``"maximal"``, ``"minimal"``, ``"pareto"``;
+        kinds missing from the frame, or all NaN, are skipped.
+    ax : matplotlib Axes, optional
+    log_y : bool, default True
+        Symmetric-log count axis (counts span orders of magnitude and may be 0).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> census = pd.DataFrame({"delta": [0.01, 0.05, 0.1], "patterns": [7445, 2388, 1164],
+    ...                        "minimal": [103, 10, 1]})
+    >>> ax = counts_by_delta(census)
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['discrimination patterns', 'minimal']
+    """
+    if not isinstance(census, pd.DataFrame):
+        if decision is None or sensitive is None:
+            raise DataError("counts_by_delta(circuit, ...) needs decision and sensitive")
+        from pcfair.patterns import pattern_census
+
+        census = pattern_census(census, decision, sensitive,
+                                deltas=DEFAULT_DELTAS if deltas is None else tuple(deltas),
+                                ks=(1,), favorable=favorable)
+    if "delta" not in census.columns:
+        raise DataError("a census frame needs a 'delta' column")
+    unknown = [k for k in kinds if k not in COUNT_KINDS]
+    if unknown:
+        raise DataError(f"unknown kinds {unknown}; expected some of {list(COUNT_KINDS)}")
+    ax = _new_axes(ax, (6.0, 4.0))
+    frame = census.sort_values("delta")
+    x = frame["delta"].to_numpy(float)
+    complete = (frame["complete"].to_numpy(bool) if "complete" in frame.columns
+                else np.ones(len(frame), bool))
+    for kind in kinds:
+        if kind not in frame.columns:
+            continue
+        y = pd.to_numeric(frame[kind], errors="coerce").to_numpy(float)
+        if np.all(np.isnan(y)):
+            continue
+        color = COUNT_COLORS[kind]
+        ax.plot(x, y, color=color, lw=1.4, marker="o", ms=4, label=COUNT_KINDS[kind])
+        if not complete.all():
+            ax.plot(x[~complete], y[~complete], ls="none", marker="o", ms=6, mfc="white",
+                    color=color, label="_incomplete")
+    if not complete.all():
+        ax.plot([], [], ls="none", marker="o", mfc="white", color="0.3",
+                label="stopped search (lower bound)")
+    if log_y:
+        ax.set_yscale("symlog", linthresh=1)
+    ax.set_xlabel("threshold δ")
+    ax.set_ylabel("number of patterns")
+    ax.legend(fontsize=8, loc="best")
+    return ax
+
+
+# ------------------------------------------------------------------------------ audit ports
+
+
+def _cbs_frame(results) -> pd.DataFrame:
+    from pcfair.audits.cbs import CBSResult
+
+    if isinstance(results, CBSResult):
+        results = [results]
+    if isinstance(results, pd.DataFrame):
+        frame = results
+    elif isinstance(results, Sequence) and all(isinstance(r, CBSResult) for r in results):
+        frame = pd.concat([r.to_frame() for r in results], ignore_index=True)
+    else:
+        raise DataError("cbs_scores needs a cbs_audit table, a CBSResult or a list of them, "
+                        f"got {type(results).__name__}")
+    for col in ("detected", "score"):
+        if col not in frame.columns:
+            raise DataError(f"the CBS table has no column {col!r}")
+    return frame
+
+
+def cbs_scores(results, *, alpha: float = 0.05, top: int | None = 20, ax=None) -> Axes:
+    """Bar chart of Conditional Bias Scan scores, one bar per detected subgroup.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame, CBSResult or sequence of CBSResult
+        The table of :func:`~pcfair.audits.cbs.cbs_audit` (columns ``detected``, ``score``
+        and optionally ``p_value``), or scan results.
+    alpha : float, default 0.05
+        Bars with a permutation p-value below ``alpha`` are red (significant), others grey;
+        without p-values every bar is blue.
+    top : int or None, default 20
+        Highest scores shown.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"detected": ["race = B & sex = M", "sex = F"],
+    ...                       "score": [12.5, 3.1], "p_value": [0.01, 0.4]})
+    >>> ax = cbs_scores(table)
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['race = B & sex = M', 'sex = F']
+    """
+    frame = _cbs_frame(results).sort_values("score", ascending=False, kind="stable")
+    if top is not None:
+        frame = frame.head(int(top))
+    ax = _new_axes(ax, (7.0, 0.45 * len(frame) + 1.5))
+    y = np.arange(len(frame))
+    pvals = (pd.to_numeric(frame["p_value"], errors="coerce").to_numpy(float)
+             if "p_value" in frame.columns else np.full(len(frame), np.nan))
+    colors = ["tab:blue" if np.isnan(p) else ("tab:red" if p < alpha else "0.6")
+              for p in pvals]
+    ax.barh(y, frame["score"].to_numpy(float), color=colors)
+    for yi, score, p in zip(y, frame["score"].to_numpy(float), pvals):
+        if not np.isnan(p):
+            ax.annotate(f"p = {p:.3g}", (score, yi), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=7)
+    ax.set_yticks(y, [str(t) for t in frame["detected"]])
+    ax.invert_yaxis()
+    ax.set_xlabel("CBS score (penalised log-likelihood ratio)")
+    ax.set_title("Conditional Bias Scan: detected subgroups", fontsize=10)
+    return ax
+
+
+def cbs_null_distribution(result, *, bins: int = 30, ax=None) -> Axes:
+    """Histogram of a scan's permutation null scores, with the observed score and p-value.
+
+    Parameters
+    ----------
+    result : CBSResult
+        A scan run with ``n_permutations > 0``.
+    bins : int, default 30
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np, pandas as pd
+    >>> from pcfair.audits.cbs import conditional_bias_scan
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"g": rng.integers(0, 2, 600), "x": rng.integers(0, 2, 600)})
+    >>> df["y"] = (rng.random(600) < 0.5).astype(int)
+    >>> df["p"] = np.where((df.g == 1) & (df.x == 1), 0.7, 0.3)
+    >>> res = conditional_bias_scan(df, protected=("g", 1), outcome="y", prediction="p",
+    ...     covariates=["x"], definition="fpr", n_permutations=20, random_state=0)
+    >>> ax = cbs_null_distribution(res)
+    >>> ax.get_lines()[0].get_label()
+    'observed score'
+    """
+    null = np.asarray(getattr(result, "null_scores", np.zeros(0)), float)
+    if null.size == 0:
+        raise DataError("the scan has no permutation scores: run it with n_permutations > 0")
+    ax = _new_axes(ax, (6.0, 3.8))
+    ax.hist(null, bins=bins, color="0.65", label=f"null scores ({null.size} permutations)")
+    ax.axvline(result.score, color="tab:red", lw=1.5, label="observed score")
+    p = "" if result.p_value is None else f", p = {result.p_value:.3g}"
+    ax.set_title(f"{result.subgroup_text}{p}", fontsize=9)
+    ax.set_xlabel("CBS score")
+    ax.set_ylabel("permutations")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def testsgd_scores(results: pd.DataFrame, *, xi: float | None = None, mode: str = "point",
+                   top: int | None = 20, ax=None) -> Axes:
+    """TestSGD unfairness scores of rule sets with their error margins.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The frame of :func:`~pcfair.audits.testsgd.audit` (columns ``rule_set``, ``score``,
+        ``margin``).
+    xi : float, optional
+        Tolerance: rule sets flagged at ``xi`` (see :func:`~pcfair.audits.testsgd.flagged`)
+        are red, others grey, and a dashed line marks ``xi``. Without it every bar is blue.
+    mode : {"point", "conservative"}
+        How :func:`~pcfair.audits.testsgd.flagged` decides.
+    top : int or None, default 20
+        Highest scores shown.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from pcfair.audits.testsgd import score_from_counts, scores_to_frame
+    >>> res = scores_to_frame([score_from_counts(283, 91, 1000)])
+    >>> ax = testsgd_scores(res, xi=0.15)
+    >>> len(ax.patches), ax.get_lines()[-1].get_label()
+    (1, 'ξ = 0.15')
+    """
+    for col in ("rule_set", "score", "margin"):
+        if col not in getattr(results, "columns", ()):
+            raise DataError(f"testsgd_scores needs the audit frame; it has no column {col!r}")
+    frame = results.sort_values("score", ascending=False, kind="stable")
+    if top is not None:
+        frame = frame.head(int(top))
+    if xi is None:
+        colors = ["tab:blue"] * len(frame)
+    else:
+        from pcfair.audits.testsgd import flagged
+
+        hit = set(flagged(frame.reset_index(drop=True), xi, mode=mode).index)
+        colors = ["tab:red" if i in hit else "0.6" for i in range(len(frame))]
+    ax = _new_axes(ax, (7.0, 0.45 * len(frame) + 1.5))
+    y = np.arange(len(frame))
+    ax.barh(y, frame["score"].to_numpy(float), xerr=frame["margin"].to_numpy(float),
+            color=colors, error_kw={"ecolor": "0.2", "capsize": 2, "lw": 0.8})
+    if xi is not None:
+        ax.axvline(xi, color="0.25", ls="--", lw=1, label=f"ξ = {xi:g}")
+        ax.legend(fontsize=8, loc="lower right")
+    ax.set_yticks(y, [str(t) for t in frame["rule_set"]])
+    ax.invert_yaxis()
+    ax.set_xlabel("group fairness score f = |P(l | R) − P(l | not R)| ± margin")
+    ax.set_title("TestSGD: rule sets by unfairness", fontsize=10)
+    return ax
+
+
+def group_estimates(estimator_or_table, **kwargs) -> Axes:
+    """Per-group estimates with intervals, standard versus structured regression.
+
+    A front door to :func:`pcfair.audits.structured_regression.plot_estimates`; every keyword
+    (``level``, ``truth``, ``intervals``, ``B``, ``ylim``, ``ax``) is passed on.
+
+    Parameters
+    ----------
+    estimator_or_table : StructuredRegression or pandas.DataFrame
+        A fitted estimator, or a per-group table with columns ``n``, ``standard``,
+        ``structured`` and optionally the interval ends.
+    **kwargs
+        See :func:`~pcfair.audits.structured_regression.plot_estimates`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> groups = pd.DataFrame({"n": [80, 6, 30], "standard": [0.7, 0.9, 0.6],
+    ...                        "structured": [0.7, 0.75, 0.62]}, index=["F", "X", "M"])
+    >>> ax = group_estimates(groups, intervals=False)
+    >>> [tick.get_text() for tick in ax.get_xticklabels()]
+    ['X (n=6)', 'M (n=30)', 'F (n=80)']
+    """
+    _pyplot()
+    from pcfair.audits.structured_regression.plot import plot_estimates
+
+    return plot_estimates(estimator_or_table, **kwargs)
+
+
+def monitor_history(monitor, nodes=None, *, axes=None, log_x: bool = False) -> list:
+    """AVOIR monitoring: each term's estimate and ±ε band over the observed records.
+
+    A front door to :func:`pcfair.audits.avoir.plot_history`: one panel per node (by default
+    every comparison, with its threshold), the stopping time marked.
+
+    Parameters
+    ----------
+    monitor : Monitor
+        An AVOIR monitor with history (``keep_history=True``) that has seen data.
+    nodes : int, str or list, optional
+        Node indices, ids or texts (default: the comparisons).
+    axes : sequence of matplotlib Axes, optional
+        One per node.
+    log_x : bool, default False
+
+    Returns
+    -------
+    list of matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from pcfair.audits.avoir import Monitor
+    >>> monitor = Monitor("E[hired] > 0.4", delta=0.05)
+    >>> result = monitor.run(pd.DataFrame({"hired": [1, 0] * 200}))
+    >>> [ax.get_title() for ax in monitor_history(monitor, log_x=True)]
+    ['E[hired] > 0.4']
+    """
+    _pyplot()
+    from pcfair.audits.avoir.plot import plot_history
+
+    return plot_history(monitor, nodes, axes=axes, log_x=log_x)

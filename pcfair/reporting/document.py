@@ -1,0 +1,312 @@
+"""The report as a format-neutral document: sections of paragraphs, lists, tables and figures.
+
+:func:`build_document` turns a :class:`~pcfair.reporting.content.ReportContent` into plain-text
+blocks (numbers formatted, sentences written); the HTML and markdown renderers only lay them
+out and escape them. Both formats therefore show the same sections and the same rows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from pcfair.reporting.content import ReportContent
+from pcfair.reporting.figures import ReportFigure
+
+__all__ = [
+    "SECTION_IDS",
+    "BulletList",
+    "Document",
+    "Paragraph",
+    "Section",
+    "Table",
+    "build_document",
+]
+
+#: Section ids in order (``sampled`` only when a sampled run is included).
+SECTION_IDS = ("summary", "model", "metrics", "certificate", "counts", "top_discrimination",
+               "top_divergence", "maximal", "minimal", "pareto", "front", "sampled", "notes")
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """Plain text; ``kind`` is ``"text"``, ``"verdict"`` (emphasised) or ``"note"``."""
+
+    text: str
+    kind: str = "text"
+
+
+@dataclass(frozen=True)
+class BulletList:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of plain-text cells; cells of ``code_columns`` hold pattern text."""
+
+    id: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    caption: str | None = None
+    code_columns: frozenset[int] = frozenset()
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    blocks: list = field(default_factory=list)
+
+
+@dataclass
+class Document:
+    title: str
+    subtitle: str
+    sections: list[Section]
+
+
+# ------------------------------------------------------------------------------ formatting
+
+
+def _nan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _fmt_count(n, complete: bool = True) -> str:
+    """``2,388``; ``≥ 2,388`` for a lower bound; ``n/a`` when unknown.
+
+    Examples
+    --------
+    >>> _fmt_count(2388), _fmt_count(12, complete=False), _fmt_count(float("nan"))
+    ('2,388', '≥ 12', 'n/a')
+    """
+    if _nan(n):
+        return "n/a"
+    return f"{int(n):,}" if complete else f"≥ {int(n):,}"
+
+
+def _fmt_num(x, spec: str = ".4f") -> str:
+    return "n/a" if _nan(x) else format(float(x), spec)
+
+
+def _yes(v) -> str:
+    return {True: "yes", False: "no", None: "undecided"}[None if v is None else bool(v)]
+
+
+# ------------------------------------------------------------------------------ sections
+
+
+def _summary(c: ReportContent) -> Section:
+    cert = c.certificate
+    items = [_verdict(c)]
+    row = c.counts.loc[c.counts["delta"] == c.delta].iloc[0]
+    count = _fmt_count(row["patterns"], bool(row["complete"]))
+    items.append(f"{count} discrimination patterns at δ = {c.delta:g} ({cert.engine} engine).")
+    top = c.tables["top_discrimination"]
+    if top.unavailable is None and top.patterns:
+        p = top.patterns[0]
+        items.append(f"Largest |Δ| {'' if top.complete else 'found '}{p.abs_score:.4f}: "
+                     f"{p.text()}.")
+    if c.metrics is not None:
+        m = c.metrics
+        items.append(f"Group metrics: DI {m.di:.4f}, SP {m.sp:.4f}, EO {m.eo:.4f}.")
+    if c.sampled is not None:
+        items.append(f"Sampling miner: {len(c.sampled.patterns):,} patterns found, largest "
+                     f"|Δ| {_fmt_num(c.sampled.best_abs_score)}.")
+    return Section("summary", "Summary", [BulletList(tuple(items))])
+
+
+def _verdict(c: ReportContent) -> str:
+    cert = c.certificate
+    if cert.fair:
+        return (f"FAIR at δ = {c.delta:g}: no discrimination pattern has |Δ| > {c.delta:g} "
+                f"(proved by the complete {cert.engine} engine).")
+    if cert.fair is False:
+        return f"UNFAIR at δ = {c.delta:g}: the model has discrimination patterns."
+    return (f"INCOMPLETE at δ = {c.delta:g}: the {cert.engine} engine stopped at its time "
+            "limit before finding a pattern or proving there is none.")
+
+
+def _model(c: ReportContent) -> Section:
+    pc, rep = c.circuit, c.properties
+    size = Table("model-size", ("quantity", "value"), (
+        ("variables", f"{pc.num_variables:,}"), ("nodes", f"{pc.num_nodes:,}"),
+        ("edges", f"{pc.num_edges:,}"), ("sum elements", f"{pc.num_elements:,}"),
+        ("parameters", f"{pc.num_parameters():,}")))
+    det = _yes(rep.deterministic) + (f" ({rep.determinism_tier})" if rep.determinism_tier
+                                     else "")
+    props = Table("model-properties", ("property", "value"), (
+        ("smooth", _yes(rep.smooth)), ("decomposable", _yes(rep.decomposable)),
+        ("deterministic", det), ("structured-decomposable", _yes(rep.structured_decomposable)),
+        ("normalised", _yes(rep.normalized))))
+    roles = {c.decision: f"decision (favourable value {c.favorable})",
+             **{s: "sensitive" for s in c.sensitive}}
+    variables = Table("model-variables", ("variable", "role", "values"), tuple(
+        (name, roles.get(name, "feature"), ", ".join(str(v) for v in dom))
+        for name, dom in zip(pc.variables.names, pc.variables.domains)))
+    blocks = [Paragraph("The branch-and-bound engine needs a deterministic, "
+                        "structured-decomposable circuit; the dense engine needs only a smooth "
+                        "and decomposable one whose table of all patterns fits in memory."),
+              size, props]
+    if rep.problems:
+        blocks.append(BulletList(tuple(f"[{p.property}] node {p.node}: {p.message}"
+                                       for p in rep.problems)))
+    blocks.append(variables)
+    return Section("model", "Model", blocks)
+
+
+def _metrics(c: ReportContent) -> Section:
+    intro = Paragraph(
+        "Group-fairness metrics of the model's classifier d̂ = 1[P(d | z) > 0.5] over the joint "
+        "assignments s of the sensitive variables (paper Table 1). They judge decisions made "
+        "from complete observations and group averages: a model can pass them and still have "
+        "many discrimination patterns.")
+    if c.metrics is None:
+        return Section("metrics", "Group-fairness metrics",
+                       [intro, Paragraph(f"Unavailable: {c.metrics_error}", "note")])
+    m = c.metrics
+    eo_how = "exact" if m.eo_exact else f"sampled, standard error ≤ {m.eo_stderr:.4f}"
+    rows = [("DI", _fmt_num(m.di), "1 − min_s P(d | s) / max_s P(d | s)"),
+            ("SP", _fmt_num(m.sp), "max_s P(d | s) − min_s P(d | s)")]
+    rows += [(f"SP-1 [{name}]", _fmt_num(v), f"SP for {name} alone")
+             for name, v in m.sp1.items()]
+    rows.append(("EO", _fmt_num(m.eo),
+                 f"largest spread of P(d̂ | s, D = c) over the two decisions c ({eo_how})"))
+    return Section("metrics", "Group-fairness metrics",
+                   [intro, Table("metrics", ("metric", "value", "definition"), tuple(rows))])
+
+
+def _certificate(c: ReportContent) -> Section:
+    cert = c.certificate
+    verdict = {True: "fair", False: "unfair", None: "incomplete"}[cert.fair]
+    rows = [("δ", f"{c.delta:g}"), ("verdict", verdict), ("engine", cert.engine),
+            ("complete", _yes(cert.complete))]
+    if cert.max_abs_score is not None:
+        rows.append(("largest |Δ| of any pattern", _fmt_num(cert.max_abs_score)))
+    if cert.witness is not None:
+        w = cert.witness
+        rows += [("witness", w.text()), ("witness Δ", _fmt_num(w.score, "+.4f")),
+                 ("witness P(x, y)", _fmt_num(w.probability, ".4g"))]
+    if c.time_limit is not None:
+        rows.append(("time limit per search", f"{c.time_limit:g} s"))
+    return Section("certificate", "Certification", [
+        Paragraph(_verdict(c), "verdict"),
+        Table("certificate", ("field", "value"), tuple(rows))])
+
+
+def _counts(c: ReportContent, figures: dict) -> Section:
+    rows = []
+    for _, r in c.counts.iterrows():
+        done = bool(r["complete"])
+        rows.append((f"{r['delta']:g}", _fmt_count(r["patterns"], done),
+                     *(_fmt_count(r[k], done) for k in ("maximal", "minimal", "pareto"))))
+    blocks = [Paragraph("Number of discrimination patterns (|Δ| > δ) and of summary patterns "
+                        "for a range of thresholds δ.")]
+    if not c.counts["complete"].all():
+        blocks.append(Paragraph("Counts marked ≥ come from a search stopped at its time limit "
+                                "and are lower bounds; n/a: the engine gives no such count.",
+                                "note"))
+    blocks.append(Table("counts", ("δ", "patterns", "maximal", "minimal", "Pareto-optimal"),
+                        tuple(rows)))
+    blocks.extend(figures.get("counts", []))
+    return Section("counts", "Pattern counts by threshold", blocks)
+
+
+def _pattern_section(c: ReportContent, key: str) -> Section:
+    t = c.tables[key]
+    blocks = [Paragraph(t.explanation)]
+    if t.unavailable is not None:
+        blocks.append(Paragraph(f"Unavailable with the {c.certificate.engine} engine: "
+                                f"{t.unavailable}", "note"))
+        return Section(key, t.title, blocks)
+    rows = tuple((str(i), p.text(), _fmt_num(p.score, "+.4f"), _fmt_num(p.probability, ".4g"),
+                  _fmt_num(p.divergence, ".4g")) for i, p in enumerate(t.shown, 1))
+    order = "largest divergence first" if key == "top_divergence" else "largest |Δ| first"
+    if len(t.shown) < t.count:
+        caption = f"showing {len(t.shown):,} of {t.count:,} {t.noun}, {order}"
+    else:
+        caption = f"{t.count:,} {t.noun}"
+    if not t.complete:
+        caption += f" (the {t.engine} engine stopped at its time limit: more may exist)"
+    blocks.append(Table(f"{key}-table", ("#", "pattern (x | y)", "Δ", "P(x, y)", "divergence"),
+                        rows, caption=caption, code_columns=frozenset({1})))
+    return Section(key, t.title, blocks)
+
+
+def _front(c: ReportContent, figures: dict) -> Section:
+    blocks = [Paragraph("Each point is a discrimination pattern: how many people it describes "
+                        "(P(x, y)) against how strongly disclosing x changes their decision "
+                        "(|Δ|).")]
+    if c.front is None:
+        blocks.append(Paragraph(f"Unavailable: {c.front_unavailable}", "note"))
+    blocks.extend(figures.get("front", []))
+    return Section("front", "Discrimination score against probability", blocks)
+
+
+def _sampled(c: ReportContent, figures: dict) -> Section:
+    s = c.sampled
+    stats = s.patterns.stats
+    rows = [("runs", _fmt_count(stats.get("runs"))),
+            ("patterns explored", _fmt_count(stats.get("explored"))),
+            ("seconds", _fmt_num(stats.get("seconds"), ".2f")),
+            ("discrimination patterns found", _fmt_count(len(s.patterns))),
+            ("largest |Δ| found", _fmt_num(s.best_abs_score)),
+            ("sampled Pareto front", _fmt_count(len(s.front)))]
+    if s.topk_found is not None:
+        rows.append((f"exact top-{s.topk_size} found", f"{s.topk_found} of {s.topk_size}"))
+    if s.front_on_exact is not None:
+        rows.append(("sampled front patterns on the exact front",
+                     (f"{s.front_on_exact} of {len(s.front)} (exact front: "
+                      f"{s.exact_front_size})")))
+    blocks = [Paragraph("The sampling miner (Algorithm 2 of Selvam et al., memoized) explores "
+                        "patterns by random greedy walks; it never certifies, but finds strong "
+                        "patterns quickly."),
+              Table("sampled", ("quantity", "value"), tuple(rows))]
+    blocks.extend(figures.get("sampled", []))
+    return Section("sampled", "Sampled run", blocks)
+
+
+def _notes(c: ReportContent, version: str) -> Section:
+    return Section("notes", "Notes", [BulletList((
+        ("A discrimination pattern (x, y) assigns values x to a non-empty set of sensitive "
+         "variables and values y to other variables; its score is Δ = P(d | x, y) − P(d | y) "
+         "and it discriminates when |Δ| > δ (strict). Patterns with P(x, y) = 0 are undefined "
+         "and never reported."),
+        ("Definitions follow Selvam, Van den Broeck and Choi, 'Certifying Fairness of "
+         "Probabilistic Circuits' (AAAI-23), and Choi et al. (AAAI-20) for the divergence."),
+        f"Generated by pcfair {version} in {c.seconds:.1f} s.",
+    ))])
+
+
+def build_document(c: ReportContent, figures: list[ReportFigure], missing_figures: str | None,
+                   version: str) -> Document:
+    """Lay the content out as sections (ids :data:`SECTION_IDS`).
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> from pcfair.reporting.content import gather
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> doc = build_document(gather(pc, "d", ["s"], 0.1), [], None, "0")
+    >>> [s.id for s in doc.sections][:5]
+    ['summary', 'model', 'metrics', 'certificate', 'counts']
+    """
+    by_section: dict[str, list] = {}
+    for f in figures:
+        by_section.setdefault(f.section, []).append(f)
+    sensitive = ", ".join(c.sensitive)
+    subtitle = (f"Decision {c.decision} (favourable {c.favorable}), sensitive {sensitive}, "
+                f"δ = {c.delta:g}, engine {c.engine}.")
+    sections = [_summary(c), _model(c), _metrics(c), _certificate(c), _counts(c, by_section)]
+    sections += [_pattern_section(c, key) for key in c.tables]
+    sections.append(_front(c, by_section))
+    if c.sampled is not None:
+        sections.append(_sampled(c, by_section))
+    notes = _notes(c, version)
+    if missing_figures:
+        notes.blocks.insert(0, Paragraph(missing_figures, "note"))
+    sections.append(notes)
+    return Document(c.title, subtitle, sections)
