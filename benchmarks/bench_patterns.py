@@ -141,6 +141,7 @@ def search_part(time_limit: float = 60.0) -> None:
     are printed; on the German-size models (CLT and naive Bayes) the tasks run under the same
     time limit and the nodes visited, the fraction of the pattern space, and the quality
     reached are printed."""
+    from pcfair.learn.fair import learn_mle_pc
     from pcfair.patterns.search import PAPER, SearchOptions
 
     tasks = ["certify δ=0.1", "top-10 discrimination", "top-10 divergence"]
@@ -151,7 +152,7 @@ def search_part(time_limit: float = 60.0) -> None:
         n_other = len(ds.frame.columns) - 1 - n_sens
         space = 5**n_sens * 3**n_other - 3**(n_sens + n_other)
         for structure in structures:
-            pc = learn_pc(ds.frame, ds.target, structure=structure)
+            pc = learn_mle_pc(ds.frame, ds.target, structure=structure)
             print(f"\nbranch and bound, {name} {structure} ({n_sens + n_other} features, "
                   f"{space:,} patterns), {time_limit:.0f} s limit per task:")
             for task in tasks:
