@@ -32,6 +32,12 @@ Improvements over the paper's search, each sound and each switchable (:class:`Se
 - **seeding**: a top-k search starts from the best patterns of a short run of the sampling
   miner (exact scores of real patterns, so the threshold is sound from the start; the result
   does not depend on the sampler's luck, only the speed does);
+- **naive Bayes bound**: when the circuit is naive Bayes in ``D`` (checked on its structure),
+  disclosing features shifts the log-odds additively, ``logit P(d|x',y') = t + s`` with
+  ``t = logit P(d|y')``, so ``Δ = σ(t + s) − σ(t)``; with ``t`` and ``s`` boxed by the
+  per-feature log-odds of the undecided variables, the bound is that function's maximum over
+  the box (at ``t = −s/2`` clipped), which couples the two terms the quotient bound maximises
+  apart (see :class:`NaiveBayesBound`);
 - **fused bounds**: both quotient passes of a node in one compiled call (always on).
 
 A ``time_limit`` stops the search; the result then says it is incomplete.
@@ -51,7 +57,7 @@ import numpy as np
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import EvidenceError
-from pcfair.inference.quotient import conditional_range, self_plan
+from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
 from pcfair.patterns.scores import divergence_scores, pattern_marginals
 
 MODES = ("all", "first", "topk", "pareto", "extension")
@@ -65,10 +71,13 @@ class SearchOptions:
     share_bounds: bool = True
     best_first: bool = True
     seed_runs: int = 20  # sampling-miner runs whose patterns pre-fill a top-k (0: off)
+    naive_bayes_bound: bool = True  # the coupled bound when the circuit is naive Bayes in D
 
 
-#: The paper's search: file order, no shared bounds, children in generation order, no seeding.
-PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False, seed_runs=0)
+#: The paper's search: file order, no shared bounds, children in generation order, no seeding,
+#: the quotient bound only.
+PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False, seed_runs=0,
+                      naive_bayes_bound=False)
 
 
 @dataclass
@@ -154,6 +163,138 @@ class _Front:
         return float(self._best[i - 1]) if i > 0 else -math.inf
 
 
+class NaiveBayesBound:
+    """The coupled bound for a circuit that is naive Bayes in the decision.
+
+    ``from_circuit`` recognises ``P(D) Π_z P(z | D)`` on the circuit's structure: a root sum
+    whose elements are a factor over ``D`` alone pinning one value and a factor over the other
+    variables in which every sum with more than one element has a one-variable scope (a fully
+    factorised distribution); it returns None otherwise, and when a log-odds is infinite.
+    ``w[v][k] = log P(v=k | d) − log P(v=k | ¬d)``, ``prior = log P(d) − log P(¬d)``.
+
+    Soundness: for an extension ``(x', y')`` of the node ``(x, y)``,
+    ``logit P(d | y') = prior + Σ_{y'} w = t`` and ``logit P(d | x', y') = t + s`` with
+    ``s = Σ_{x'} w``. Each undecided variable adds ``w`` or nothing to ``t`` (and, if sensitive,
+    possibly to ``s`` instead), so ``t ∈ [T_lo, T_hi]``, ``s ∈ [S_lo, S_hi]`` (a box containing
+    every reachable pair). ``σ(t + s) − σ(t)`` grows with ``s`` and, for fixed ``s > 0``, is
+    unimodal in ``t`` with its peak at ``−s/2``: the maximum over the box is at ``s = S_hi`` and
+    ``t`` = ``−S_hi/2`` clipped to ``[T_lo, T_hi]`` (symmetrically for negative scores).
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1]})
+    >>> def given(ps, pz):
+    ...     return b.product(b.categorical("s", ps), b.categorical("z", pz))
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), given([.2, .8], [.5, .5]), .5),
+    ...                          (b.indicator("d", 0), given([.6, .4], [.3, .7]), .5)]))
+    >>> nb = NaiveBayesBound.from_circuit(pc, 0, 1)
+    >>> [round(float(v), 4) for v in nb.w[1]]
+    [-1.0986, 0.6931]
+    """
+
+    def __init__(self, prior: float, w: list[np.ndarray]) -> None:
+        self.prior = prior
+        self.w = w
+
+    @classmethod
+    def from_circuit(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
+        from pcfair.circuit.circuit import SUM
+        from pcfair.inference.marginals import node_log_values
+
+        r = circuit.root
+        if circuit.kind[r] != SUM:
+            return None
+        scopes = circuit.scopes()
+        dbit = 1 << d
+        pinned = {}
+        for value in range(int(circuit.variables.cardinalities[d])):
+            ev = np.full(circuit.num_variables, -1, np.int32)
+            ev[d] = value
+            pinned[value] = node_log_values(circuit, ev)
+        values, rests = [], []
+        for e in range(circuit.edge_ptr[r], circuit.edge_ptr[r + 1]):
+            a, b = int(circuit.edge_a[e]), int(circuit.edge_b[e])
+            if b < 0 or circuit.edge_logw[e] == -np.inf:
+                return None
+            dfac, rest = (a, b) if scopes[a] == dbit else (b, a) if scopes[b] == dbit else (-1, -1)
+            if dfac < 0:
+                return None
+            on = [v for v in pinned if pinned[v][dfac] > -np.inf]
+            if len(on) != 1:
+                return None
+            values.append(on[0])
+            rests.append(rest)
+        if sorted(values) != [0, 1]:
+            return None
+        stack, seen = list(rests), set()
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            lo, hi = circuit.edge_ptr[i], circuit.edge_ptr[i + 1]
+            if circuit.kind[i] == SUM and hi - lo > 1 and bin(scopes[i]).count("1") > 1:
+                return None  # a mixture over several variables: not fully factorised
+            for e in range(lo, hi):
+                stack.append(int(circuit.edge_a[e]))
+                if circuit.edge_b[e] >= 0:
+                    stack.append(int(circuit.edge_b[e]))
+        card = circuit.variables.cardinalities
+        rows = [np.full(circuit.num_variables, -1, np.int32) for _ in range(2)]
+        rows[0][d], rows[1][d] = fav, 1 - fav
+        for v in range(circuit.num_variables):
+            if v == d:
+                continue
+            for k in range(int(card[v])):
+                for dv in (fav, 1 - fav):
+                    r_ = np.full(circuit.num_variables, -1, np.int32)
+                    r_[v], r_[d] = k, dv
+                    rows.append(r_)
+        lp = circuit.log_marginal(np.array(rows))
+        prior = float(lp[0] - lp[1])
+        w: list[np.ndarray] = []
+        i = 2
+        for v in range(circuit.num_variables):
+            if v == d:
+                w.append(np.zeros(0))
+                continue
+            k = int(card[v])
+            pair = lp[i: i + 2 * k].reshape(k, 2)
+            w.append((pair[:, 0] - lp[0]) - (pair[:, 1] - lp[1]))
+            i += 2 * k
+        if not np.isfinite(prior) or not all(np.all(np.isfinite(a)) for a in w):
+            return None
+        return cls(prior, w)
+
+    def ranges(self, x: dict, y: dict, free: list[int], sensitive: set
+               ) -> tuple[float, float, float, float]:
+        """``(T_lo, T_hi, S_lo, S_hi)`` over the extensions of ``(x, y)`` by ``free``."""
+        t = self.prior + sum(float(self.w[v][k]) for v, k in y.items())
+        s = sum(float(self.w[v][k]) for v, k in x.items())
+        t_lo = t_hi = t
+        s_lo = s_hi = s
+        for v in free:
+            lo, hi = min(0.0, float(self.w[v].min())), max(0.0, float(self.w[v].max()))
+            t_lo, t_hi = t_lo + lo, t_hi + hi
+            if v in sensitive:
+                s_lo, s_hi = s_lo + lo, s_hi + hi
+        return t_lo, t_hi, s_lo, s_hi
+
+    @staticmethod
+    def bound(t_lo: float, t_hi: float, s_lo: float, s_hi: float) -> float:
+        """Max of ``|σ(t + s) − σ(t)|`` over the box."""
+        sig = _sigmoid
+        best = 0.0
+        if s_hi > 0:
+            t = min(max(-s_hi / 2, t_lo), t_hi)
+            best = max(best, sig(t + s_hi) - sig(t))
+        if s_lo < 0:
+            t = min(max(-s_lo / 2, t_lo), t_hi)
+            best = max(best, sig(t) - sig(t + s_lo))
+        return best
+
+
 def pattern_key(x: dict, y: dict) -> tuple:
     """A hashable key of a pattern (index form)."""
     return tuple(sorted(x.items())), tuple(sorted(y.items()))
@@ -200,6 +341,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     front = _Front()
     counter = [0]
     y_cache: dict = {}
+    nb = NaiveBayesBound.from_circuit(circuit, d, fav) if options.naive_bayes_bound else None
 
     def rng(ev: np.ndarray, free: np.ndarray) -> tuple[float, float] | None:
         res.bounds += 1
@@ -210,6 +352,12 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
 
     def prune(x: dict, y: dict, depth: int, p_dxy: float, p_xy: float) -> bool:
         """Whether no extension decided below this node can count (see the module doc)."""
+        if nb is not None:
+            res.bounds += 1
+            t_lo, t_hi, s_lo, s_hi = nb.ranges(x, y, order[depth:], sens)
+            return cut(NaiveBayesBound.bound(t_lo, t_hi, s_lo, s_hi),
+                       _sigmoid(t_lo + s_lo), _sigmoid(t_hi + s_hi), _sigmoid(t_lo),
+                       _sigmoid(t_hi), p_dxy, p_xy)
         free = np.zeros(n, bool)
         free[order[depth:]] = True
         ev_y = np.full(n, -1, np.int32)
@@ -236,7 +384,11 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             a = b
         a_min, a_max = a
         b_min, b_max = b
-        ub = max(a_max - b_min, b_max - a_min)
+        return cut(max(a_max - b_min, b_max - a_min), a_min, a_max, b_min, b_max, p_dxy, p_xy)
+
+    def cut(ub: float, a_min: float, a_max: float, b_min: float, b_max: float, p_dxy: float,
+            p_xy: float) -> bool:
+        """Prune given the score bound ``ub`` and the ranges of P(d|x',y') and P(d|y')."""
         if ub <= delta:
             return True
         if mode == "topk":
