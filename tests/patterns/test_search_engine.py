@@ -189,3 +189,26 @@ def test_engines_match_an_independent_enumeration_on_the_shipped_compas_model():
             np.testing.assert_allclose([getattr(p, attr) for p in got],
                                        [getattr(r, rattr) for r in ref], atol=1e-12)
     assert len(want["all"]) == 1161 and len(want["pareto"]) > 0
+
+
+def test_naive_bayes_bound_is_recognised_sound_and_tighter():
+    from pcfair.patterns.search import NaiveBayesBound
+
+    rng = np.random.default_rng(3)
+    nb = naive_bayes(rng, [2, 2, 3, 2, 2, 2])
+    assert NaiveBayesBound.from_circuit(nb, 0, 1) is not None
+    assert NaiveBayesBound.from_circuit(model("clt", 3, [2, 2, 2]), 0, 1) is None
+    assert NaiveBayesBound.from_circuit(model("psdd", 3, [2, 2, 2]), 0, 1) is None
+    names = ["x1", "x2"]
+    with_nb = find_patterns(nb, "x0", names, 0.01, kind="topk", k=3, engine="search")
+    without = find_patterns(nb, "x0", names, 0.01, kind="topk", k=3, engine="search",
+                            search_options=SearchOptions(naive_bayes_bound=False))
+    np.testing.assert_allclose([p.abs_score for p in with_nb], [p.abs_score for p in without],
+                               atol=1e-12)
+    assert with_nb.stats["nodes"] < without.stats["nodes"]
+    # the bound at the root covers every pattern's score (brute force)
+    cards = list(nb.variables.cardinalities)
+    records = oracle.enumerate_patterns(nb, cards, 0, [1, 2], favorable=1, delta=0.0)
+    bound = NaiveBayesBound.from_circuit(nb, 0, 1)
+    box = bound.ranges({}, {}, [1, 2, 3, 4, 5], {1, 2})
+    assert max(abs(r.delta) for r in records) <= NaiveBayesBound.bound(*box) + 1e-12
