@@ -549,11 +549,20 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
               "options": options, "order": order, "partition": (w, n_jobs, split)})
             for w in range(n_jobs)]
     parts = []
-    with mp.get_context("spawn").Pool(n_jobs) as pool:
+    pool = mp.get_context("spawn").Pool(n_jobs)
+    early = False
+    try:
         for part in pool.imap_unordered(_worker, jobs):
             parts.append(part)
             if mode == "first" and part.patterns:
-                break  # leaving the block terminates the other workers
+                early = True  # a witness: stop the other workers
+                break
+    finally:
+        if early:
+            pool.terminate()
+        else:
+            pool.close()
+        pool.join()
     res = SearchResult(order=order)
     res.complete = all(p.complete for p in parts) and len(parts) == n_jobs
     for p in parts:
