@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,13 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         What a feature value never seen in training means at prediction time: an error, or an
         unobserved value (marginalised, like NaN).
     random_state : None, int or Generator
+    fair : dict, optional
+        Learn a δ-fair circuit with :func:`pcfair.learn.fair.learn_fair_pc` instead of the
+        maximum-likelihood one. Keys: ``"sensitive"`` (feature names, or column indices for
+        arrays; required), ``"delta"`` (required), and optionally ``"favorable"`` (default: the
+        largest class label) and any keyword of ``learn_fair_pc`` (``k``, ``rank_by``,
+        ``max_iter``, ``time_limit``, ``engine``, ...). The dict is stored as given, so the
+        estimator clones. The target must be binary.
 
     Attributes
     ----------
@@ -49,6 +57,11 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         The target's variable name in the circuit.
     feature_names_in_ : ndarray of str
         Feature names (``x0``, ``x1``, ... for arrays).
+    fair_result_ : FairLearningResult
+        With ``fair``: the fair learner's result (``certificate``, ``history``...).
+    certified_ : bool or None
+        With ``fair``: True only when a complete certification run found no discrimination
+        pattern in ``circuit_`` (a ``UserWarning`` is issued otherwise).
 
     Examples
     --------
@@ -58,14 +71,18 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
     >>> clf = PCClassifier().fit(X, y)
     >>> clf.predict(pd.DataFrame({"a": [1, 0], "b": [float("nan"), 1]})).tolist()
     [1, 0]
+    >>> fair = PCClassifier(fair={"sensitive": ["a"], "delta": 0.2}).fit(X, y)
+    >>> fair.certified_
+    True
     """
 
     def __init__(self, structure: str = "clt", pseudocount: float = 1.0,
-                 handle_unknown: str = "error", random_state=None):
+                 handle_unknown: str = "error", random_state=None, fair: dict | None = None):
         self.structure = structure
         self.pseudocount = pseudocount
         self.handle_unknown = handle_unknown
         self.random_state = random_state
+        self.fair = fair
 
     def _names(self, n: int) -> list[str]:
         if hasattr(self, "feature_names_in_"):
@@ -78,7 +95,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
 
         if self.handle_unknown not in ("error", "missing"):
             raise ValueError("handle_unknown must be 'error' or 'missing'")
-        for attr in ("feature_names_in_",):
+        for attr in ("feature_names_in_", "fair_result_", "certified_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=True, reset=True)
@@ -92,11 +109,36 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
             target = "_" + target
         self.target_ = target
         df[target] = y
-        self.circuit_ = learn_pc(df, target, structure=self.structure,
-                                 pseudocount=self.pseudocount, random_state=self.random_state)
+        if self.fair is None:
+            self.circuit_ = learn_pc(df, target, structure=self.structure,
+                                     pseudocount=self.pseudocount,
+                                     random_state=self.random_state)
+        else:
+            self._fit_fair(df, target, names)
         d = self.circuit_.variables.index(target)
         self.classes_ = np.array(self.circuit_.variables.domains[d])
         return self
+
+    def _fit_fair(self, df: pd.DataFrame, target: str, names: list[str]) -> None:
+        """Fit ``circuit_`` with the fair learner (see the ``fair`` parameter)."""
+        from pcfair.learn.fair import learn_fair_pc
+
+        options = dict(self.fair)
+        missing = [key for key in ("sensitive", "delta") if key not in options]
+        if missing:
+            raise ValueError(f"fair needs the keys 'sensitive' and 'delta'; missing {missing}")
+        sensitive = options.pop("sensitive")
+        sensitive = [sensitive] if isinstance(sensitive, (str, int, np.integer)) else sensitive
+        sensitive = [names[s] if isinstance(s, (int, np.integer)) else str(s) for s in sensitive]
+        options.setdefault("favorable", max(pd.unique(df[target])))
+        self.fair_result_ = learn_fair_pc(
+            df, target, sensitive, options.pop("delta"), structure=self.structure,
+            pseudocount=self.pseudocount, random_state=self.random_state, **options)
+        self.circuit_ = self.fair_result_.circuit
+        self.certified_ = self.fair_result_.fair
+        if self.certified_ is not True:
+            warnings.warn(f"the fitted circuit is not certified fair: {self.fair_result_.status}",
+                          UserWarning, stacklevel=3)
 
     def _evidence(self, X) -> np.ndarray:
         X = validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=False)
