@@ -9,7 +9,11 @@ def __getattr__(name: str):
         from pcfair.learn.classifier import PCClassifier
 
         return PCClassifier
+    if name == "learn_fair_pc":  # imports the certifier
+        from pcfair.learn.fair import learn_fair_pc
+
+        return learn_fair_pc
     raise AttributeError(f"module 'pcfair.learn' has no attribute {name!r}")
 
-__all__ = ["PCClassifier", "learn_pc", "log_likelihood", "maximum_spanning_tree",
+__all__ = ["PCClassifier", "learn_fair_pc", "learn_pc", "log_likelihood", "maximum_spanning_tree",
            "mutual_information", "train_valid_split"]

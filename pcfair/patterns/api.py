@@ -314,10 +314,10 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                           count=len(found), stats=_search_stats(runs),
                           patterns=[] if count_only else found)
     lat = build_lattice(pc, d, fav, sens, max_bytes)
-    masks = summaries(lat, float(delta))
     div = divergence(lat, float(delta))
     key = lat.abs_score if rank_by == "discrimination" else div
-    chosen = masks["patterns" if kind in ("all", "topk") else kind]
+    chosen = (lat.valid & (lat.abs_score > delta) if kind in ("all", "topk")  # no summary pass
+              else summaries(lat, float(delta))[kind])
     idx = np.flatnonzero(chosen)
     idx = idx[np.argsort(-key[idx], kind="stable")]
     if kind == "topk":

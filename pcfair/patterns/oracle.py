@@ -35,26 +35,7 @@ from pcfair.patterns.api import (
     certify,
     find_patterns,
 )
-
-
-def pattern_evidence(num_variables: int, decision: int, favorable: int,
-                     patterns: list[tuple[dict, dict]]) -> np.ndarray:
-    """Evidence rows ``(d, x, y)``, ``(x, y)``, ``(d, y)``, ``(y)`` for each index-form pattern
-    (four consecutive rows per pattern, −1 = missing).
-
-    Examples
-    --------
-    >>> pattern_evidence(3, 0, 1, [({1: 0}, {2: 1})]).tolist()
-    [[1, 0, 1], [-1, 0, 1], [1, -1, 1], [-1, -1, 1]]
-    """
-    rows = np.full((4 * len(patterns), num_variables), -1, np.int32)
-    for i, (x, y) in enumerate(patterns):
-        for v, val in x.items():
-            rows[4 * i, v] = rows[4 * i + 1, v] = val
-        for v, val in y.items():
-            rows[4 * i: 4 * i + 4, v] = val
-        rows[4 * i, decision] = rows[4 * i + 2, decision] = favorable
-    return rows
+from pcfair.patterns.scores import pattern_evidence
 
 
 class PatternScores:

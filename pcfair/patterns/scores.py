@@ -22,6 +22,26 @@ class PatternMarginals:
     p_y: np.ndarray
 
 
+def pattern_evidence(num_variables: int, decision: int, favorable: int,
+                     patterns: list[tuple[dict, dict]]) -> np.ndarray:
+    """Evidence rows ``(d, x, y)``, ``(x, y)``, ``(d, y)``, ``(y)`` for each index-form pattern
+    (four consecutive rows per pattern, −1 = missing).
+
+    Examples
+    --------
+    >>> pattern_evidence(3, 0, 1, [({1: 0}, {2: 1})]).tolist()
+    [[1, 0, 1], [-1, 0, 1], [1, -1, 1], [-1, -1, 1]]
+    """
+    rows = np.full((4 * len(patterns), num_variables), -1, np.int32)
+    for i, (x, y) in enumerate(patterns):
+        for v, val in x.items():
+            rows[4 * i, v] = rows[4 * i + 1, v] = val
+        for v, val in y.items():
+            rows[4 * i: 4 * i + 4, v] = val
+        rows[4 * i, decision] = rows[4 * i + 2, decision] = favorable
+    return rows
+
+
 def pattern_marginals(circuit: Circuit, d: int, fav: int,
                       patterns: list[tuple[dict, dict]]) -> PatternMarginals:
     """Marginals of each ``(x, y)`` (index-form dicts) from one batched pass of four rows per
@@ -37,15 +57,8 @@ def pattern_marginals(circuit: Circuit, d: int, fav: int,
     >>> m.score.round(4).tolist(), m.p_xy.round(2).tolist()
     ([0.1667, nan], [0.6, 0.4])
     """
-    rows = np.full((4 * len(patterns), circuit.num_variables), -1, np.int32)
-    has_x = np.zeros(len(patterns), bool)
-    for i, (x, y) in enumerate(patterns):
-        has_x[i] = bool(x)
-        for v, val in x.items():
-            rows[4 * i, v] = rows[4 * i + 1, v] = val
-        for v, val in y.items():
-            rows[4 * i: 4 * i + 4, v] = val
-        rows[4 * i, d] = rows[4 * i + 2, d] = fav
+    rows = pattern_evidence(circuit.num_variables, d, fav, patterns)
+    has_x = np.array([bool(x) for x, _ in patterns], bool)
     p = np.exp(circuit.log_marginal(rows).reshape(-1, 4))
     with np.errstate(divide="ignore", invalid="ignore"):
         score = p[:, 0] / p[:, 1] - p[:, 2] / p[:, 3]
