@@ -400,12 +400,13 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     rows = []
     for delta in deltas:
         m = summaries(lat, float(delta))
-        div = divergence(lat, float(delta))
         row = {"delta": delta, **{k: int(v.sum()) for k, v in m.items()}}
         member = np.flatnonzero(m["patterns"])
         kmax = min(max(ks), len(member))
-        for name, key in (("abs_score", abs_score), ("divergence", div)):
-            values = key[member]
+        # divergence only where it can be non-zero: the patterns
+        div = divergence_scores(lat.score[member], lat.p_dxy[member],
+                                lat.probability[member], lat.p_y[member], float(delta))
+        for name, values in (("abs_score", abs_score[member]), ("divergence", div)):
             top = np.sort(np.partition(values, len(values) - kmax)[len(values) - kmax:])[::-1] \
                 if kmax else values
             for k in ks:
