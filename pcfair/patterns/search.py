@@ -55,8 +55,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.circuit import SUM, Circuit
 from pcfair.errors import EvidenceError
+from pcfair.inference.marginals import node_log_values
 from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
 from pcfair.patterns.scores import divergence_scores, pattern_marginals
 
@@ -199,9 +200,15 @@ class NaiveBayesBound:
 
     @classmethod
     def from_circuit(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
-        from pcfair.circuit.circuit import SUM
-        from pcfair.inference.marginals import node_log_values
+        """The bound of ``circuit`` for decision ``d = fav``, or None (cached on the circuit:
+        a maximal-pattern search asks once per pattern)."""
+        key = ("naive_bayes_bound", d, fav)
+        if key not in circuit._cache:
+            circuit._cache[key] = cls._detect(circuit, d, fav)
+        return circuit._cache[key]
 
+    @classmethod
+    def _detect(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
         r = circuit.root
         if circuit.kind[r] != SUM:
             return None
