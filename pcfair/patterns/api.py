@@ -34,7 +34,8 @@ from pcfair.patterns.dense import (
     summaries,
 )
 from pcfair.patterns.scores import divergence_scores
-from pcfair.patterns.search import SearchOptions, parallel_search, pattern_key, search
+from pcfair.patterns.parallel import parallel_search
+from pcfair.patterns.search import SearchOptions, pattern_key, search
 
 KINDS = ("all", "topk", "maximal", "minimal", "pareto")
 RANKS = ("discrimination", "divergence")
