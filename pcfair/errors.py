@@ -47,3 +47,9 @@ class DataError(PCFairError, ValueError):
 
 class SpecError(PCFairError, ValueError):
     """A specification string could not be parsed; the message points at the token."""
+
+
+class NumericalError(PCFairError, ValueError):
+    """A computation produced a value that cannot be trusted (NaN where a probability was
+    expected, an infinite or zero normaliser). Raised instead of reading such a value as
+    "no pattern"."""

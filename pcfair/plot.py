@@ -141,7 +141,9 @@ def _scatter(ax, patterns, highlight: Mapping[str, Any] | None, delta: float | N
     """Grey cloud of ``patterns`` plus one coloured scatter per ``highlight`` entry."""
     prob, score = pattern_points(patterns)
     if delta is not None:
-        keep = score > delta
+        from pcfair.patterns.scores import discriminates
+
+        keep = discriminates(score, delta)
         prob, score = prob[keep], score[keep]
     total = len(prob) if population is None else int(population)
     prob, score, sampled = _subsample(prob, score, max_points, random_state)
@@ -272,9 +274,10 @@ def pareto_front(patterns, delta: float | None = None, ax=None,
              title)
     if front is None:
         from pcfair.patterns.dense import pareto_mask
+        from pcfair.patterns.scores import discriminates
 
         prob, score = pattern_points(patterns)
-        member = score > delta if delta is not None else np.ones(len(prob), bool)
+        member = discriminates(score, delta) if delta is not None else np.ones(len(prob), bool)
         keep = pareto_mask(score, prob, member)
         fp, fs = prob[keep], score[keep]
     else:

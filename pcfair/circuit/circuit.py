@@ -13,7 +13,9 @@ A :class:`Circuit` is a probabilistic circuit stored as flat, topologically orde
   decision node, or ``exp(logw) * a`` when ``edge_b[e] == -1``. Binary products under sums are
   stored this way and never materialised.
 
-Weights are natural logs; ``-inf`` (a zero weight) is allowed and kept. Nothing is renormalised.
+Weights are natural logs; ``-inf`` (a zero weight) is allowed and kept; NaN and ``+inf`` are refused
+(:class:`pcfair.errors.NumericalError`). Nothing is renormalised: the engines that need a
+distribution divide by the circuit's mass themselves.
 
 Build circuits with :class:`pcfair.circuit.CircuitBuilder` or read them with :func:`pcfair.load`.
 """
@@ -95,6 +97,15 @@ class Circuit:
         for name in ("edge_a", "edge_b", "edge_logw"):
             if len(getattr(self, name)) != ne:
                 raise ValueError(f"array {name!r} has length {len(getattr(self, name))}, not {ne}")
+        for name in ("params", "edge_logw"):
+            bad = np.flatnonzero(np.isnan(getattr(self, name)) | (getattr(self, name) == np.inf))
+            if len(bad):
+                from pcfair.errors import NumericalError
+
+                raise NumericalError(
+                    f"{'leaf log-parameter' if name == 'params' else 'sum log-weight'} "
+                    f"{int(bad[0])} is {getattr(self, name)[bad[0]]}: log-parameters must be "
+                    "finite or -inf (a zero)")
 
     # ------------------------------------------------------------------ sizes and names
     @property

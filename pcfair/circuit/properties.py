@@ -166,6 +166,47 @@ def _smooth_decomposable(c: Circuit, problems: list[Problem]) -> tuple[bool, boo
     return smooth, decomposable
 
 
+def require_tractable_marginals(circuit: Circuit) -> None:
+    """Refuse a circuit whose marginals the engines cannot compute exactly.
+
+    Marginals by one bottom-up pass are exact when the circuit is smooth and decomposable and
+    its root's scope is every variable (a variable outside it would count each of its values
+    with the whole mass). Checked once per circuit (cached).
+
+    Raises
+    ------
+    StructureError
+        Naming the first failing node and property.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder(2)
+    >>> pc = b.build(b.sum([b.bernoulli("1", 0.5), b.bernoulli("2", 0.5)], [0.5, 0.5]))
+    >>> require_tractable_marginals(pc)
+    Traceback (most recent call last):
+    ...
+    pcfair.errors.StructureError: not smooth: children of node 2 (sum with 2 elements) ...
+    """
+    from pcfair.errors import StructureError
+
+    key = "marginal_problems"
+    if key not in circuit._cache:
+        problems: list[Problem] = []
+        _smooth_decomposable(circuit, problems)
+        missing = [v for v in range(circuit.num_variables)
+                   if not circuit.scopes()[circuit.root] >> v & 1]
+        if missing:
+            problems.append(Problem(circuit.root, "covering", "the root does not cover the "
+                                    f"variables {[circuit.names[v] for v in missing]}"))
+        circuit._cache[key] = problems
+    problems = circuit._cache[key]
+    if problems:
+        p = problems[0]
+        raise StructureError(f"not {p.property}: {p.message}; exact marginals need a smooth, "
+                             "decomposable circuit whose root covers every variable")
+
+
 # --------------------------------------------------------------- structured decomposability
 def _partition_map(c: Circuit, problems: list[Problem] | None) -> dict[int, tuple] | None:
     """scope -> blocks (in the order of the first split seen: prime first) for every split;

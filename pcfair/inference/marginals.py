@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, Circuit
+from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
 from pcfair.errors import EvidenceError
 from pcfair.inference import _marginal_kernels as K
 
@@ -70,6 +70,45 @@ def node_log_values(circuit: Circuit, evidence_row: np.ndarray) -> np.ndarray:
     buf = np.empty(circuit.num_nodes)
     K.node_values_kernel(*kernel_args(circuit), np.ascontiguousarray(evidence_row, np.int32), buf)
     return buf
+
+
+def normalized(circuit: Circuit) -> Circuit:
+    """The circuit of the normalised distribution ``f / Z``, normalised node by node.
+
+    Each node's mass ``Z_n`` comes from one bottom-up pass; a sum element's weight becomes
+    ``w · Z_prime · Z_sub / Z_n`` and a categorical leaf's parameters are divided by their
+    sum. By induction every node then computes ``f_n / Z_n``, so the root computes the
+    distribution, and every node's numbers stay on their own scale: a model whose root
+    carries a factor ``e^800`` (or ``e^1e300``) gives the same circuit as the normalised one,
+    which subtracting one global ``log Z`` from every log-marginal cannot guarantee once
+    ``|log Z|`` is large. Nodes of mass zero keep zero weights. A circuit that is already
+    normalised is returned as it is. Needs a smooth, decomposable circuit (its masses are
+    then ``f_n`` of the empty evidence).
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"x": [0, 1]})
+    >>> pc = b.build(b.sum([b.categorical("x", [2.0, 6.0])], log_weights=[800.0]))
+    >>> q = normalized(pc)
+    >>> q.edge_logw.tolist(), np.exp(q.params).round(12).tolist()
+    ([0.0], [0.25, 0.75])
+    """
+    val = node_log_values(circuit, np.full(circuit.num_variables, -1, np.int32))
+    owner = np.repeat(np.arange(circuit.num_nodes), np.diff(circuit.edge_ptr))
+    is_sum = circuit.kind[owner] == SUM
+    sub = np.where(circuit.edge_b >= 0, val[np.maximum(circuit.edge_b, 0)], 0.0)
+    with np.errstate(invalid="ignore"):
+        logw = circuit.edge_logw + val[circuit.edge_a] + sub - val[owner]
+    logw = np.where(is_sum, np.nan_to_num(logw, nan=-np.inf, posinf=np.inf), circuit.edge_logw)
+    leaf = np.repeat(np.where(circuit.kind == CATEGORICAL, circuit.leaf_lognorm, 0.0),
+                     circuit.param_len)
+    with np.errstate(invalid="ignore"):
+        params = np.nan_to_num(circuit.params - leaf, nan=-np.inf)
+    if (np.allclose(logw[is_sum], circuit.edge_logw[is_sum], rtol=0, atol=1e-12)
+            and np.allclose(params, circuit.params, rtol=0, atol=1e-12)):
+        return circuit
+    return circuit.with_parameters(logw, params)
 
 
 def _log_marginals_numpy(circuit: Circuit, ev: np.ndarray, max_bytes: int = 1 << 28) -> np.ndarray:

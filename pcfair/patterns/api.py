@@ -24,6 +24,8 @@ import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import SpecError, VariableError
+from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.inference.marginals import normalized
 from pcfair.inference.quotient import decision_evidence
 from pcfair.patterns.dense import (
     Lattice,
@@ -33,7 +35,7 @@ from pcfair.patterns.dense import (
     pareto_mask,
     summaries,
 )
-from pcfair.patterns.scores import divergence_scores
+from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.parallel import parallel_search
 from pcfair.patterns.search import SearchOptions, pattern_key, search
 
@@ -140,6 +142,11 @@ class Certificate:
 
 
 def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
+    """Check the arguments; return the circuit of the normalised distribution (checked for
+    exact marginals, cached on the circuit so repeated calls share compiled plans), the
+    decision, its favourable value and the sensitive variables."""
+    if not isinstance(circuit, Circuit):
+        raise TypeError(f"expected a pcfair Circuit, got {type(circuit).__name__}")
     d, fav, _ = decision_evidence(circuit, decision, favorable)
     if isinstance(sensitive, (str, int)):
         sensitive = [sensitive]
@@ -150,17 +157,20 @@ def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
         raise VariableError("the decision variable cannot be sensitive")
     if not 0 <= float(delta) < 1:
         raise ValueError(f"delta must be in [0, 1), got {delta}")
-    return d, fav, sorted(set(sens))
+    require_tractable_marginals(circuit)
+    if "normalized" not in circuit._cache:
+        circuit._cache["normalized"] = normalized(circuit)
+    return circuit._cache["normalized"], d, fav, sorted(set(sens))
 
 
-def _pattern(circuit: Circuit, lat: Lattice, i: int, div: np.ndarray) -> Pattern:
+def _pattern(circuit: Circuit, lat: Lattice, i: int, div: float) -> Pattern:
     x, y = lat.decode(i)
     lab = circuit.variables
     return Pattern(
         x={lab.names[v]: lab.domains[v][val] for v, val in x.items()},
         y={lab.names[v]: lab.domains[v][val] for v, val in y.items()},
         score=float(lat.score[i]), probability=float(lat.probability[i]),
-        divergence=float(div[i]))
+        divergence=float(div))
 
 
 def _engine(engine: str, pc: Circuit, d: int, sens: list[int], max_bytes: int) -> str:
@@ -184,12 +194,13 @@ def _search_stats(results) -> dict:
             "seconds": sum(r.seconds for r in results)}
 
 
-def _search_patterns(pc: Circuit, items: list, delta: float) -> list[Pattern]:
+def _search_patterns(pc: Circuit, d: int, fav: int, items: list, delta: float
+                     ) -> list[Pattern]:
     if not items:
         return []
     lab = pc.variables
-    s, pxy, pdxy, py = (np.array([it[i] for it in items]) for i in (2, 3, 4, 5))
-    div = divergence_scores(s, pdxy, pxy, py, delta)
+    div = pattern_divergences(pc, d, fav, [it[:2] for it in items],
+                              np.array([it[2] for it in items]), delta)
     return [Pattern(x={lab.names[v]: lab.domains[v][val] for v, val in sorted(it[0].items())},
                     y={lab.names[v]: lab.domains[v][val] for v, val in sorted(it[1].items())},
                     score=float(it[2]), probability=float(it[3]), divergence=float(dv))
@@ -257,7 +268,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     sensitive : str or sequence of str
         Sensitive variables (``x`` ranges over their joint assignments).
     delta : float
-        Threshold; a pattern discriminates when ``|Δ| > delta``.
+        Threshold; a pattern discriminates when ``|Δ| > delta`` (up to a rounding tolerance of
+        1e-12, :data:`pcfair.patterns.scores.THRESHOLD_ATOL`).
     kind : {"all", "topk", "maximal", "minimal", "pareto"}
     k : int, optional
         For ``"topk"``: how many (default 10).
@@ -301,31 +313,32 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     if rank_by not in RANKS:
         raise ValueError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
-    d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     name = _engine(engine, pc, d, sens, max_bytes)
     t0 = time.perf_counter()
     if name == "search":
         items, complete, runs = _search_kind(pc, d, fav, sens, float(delta), kind,
                                              10 if k is None else int(k), rank_by, time_limit,
                                              progress, search_options, n_jobs)
-        found = _search_patterns(pc, items, float(delta))
+        found = _search_patterns(pc, d, fav, items, float(delta))
         key = (lambda p: -p.abs_score) if rank_by == "discrimination" else (lambda p: -p.divergence)
         found.sort(key=key)
         return PatternSet(kind=kind, delta=float(delta), engine=name, complete=complete,
                           count=len(found), stats=_search_stats(runs),
                           patterns=[] if count_only else found)
     lat = build_lattice(pc, d, fav, sens, max_bytes)
-    div = divergence(lat, float(delta))
-    key = lat.abs_score if rank_by == "discrimination" else div
-    chosen = (lat.valid & (lat.abs_score > delta) if kind in ("all", "topk")  # no summary pass
+    chosen = (lat.discriminating(float(delta)) if kind in ("all", "topk")  # no summary pass
               else summaries(lat, float(delta))[kind])
     idx = np.flatnonzero(chosen)
-    idx = idx[np.argsort(-key[idx], kind="stable")]
+    div = divergence(lat, float(delta), idx)
+    order = np.argsort(-(lat.abs_score[idx] if rank_by == "discrimination" else div),
+                       kind="stable")
     if kind == "topk":
-        idx = idx[: 10 if k is None else int(k)]
+        order = order[: 10 if k is None else int(k)]
+    idx, div = idx[order], div[order]
     stats = {"lattice_points": int(np.prod(lat.shape)), "defined_patterns": int(lat.valid.sum()),
              "seconds": time.perf_counter() - t0}
-    patterns = [] if count_only else [_pattern(pc, lat, int(i), div) for i in idx]
+    patterns = [] if count_only else [_pattern(pc, lat, int(i), dv) for i, dv in zip(idx, div)]
     return PatternSet(kind=kind, delta=float(delta), engine=name, complete=True,
                       count=int(len(idx)), patterns=patterns, stats=stats)
 
@@ -353,13 +366,14 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     >>> certify(pc, "d", "s", 0.05).fair, certify(pc, "d", "s", 0.01).fair
     (True, False)
     """
-    d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     name = _engine(engine, pc, d, sens, max_bytes)
     t0 = time.perf_counter()
     if name == "search":
         res = parallel_search(pc, d, fav, sens, float(delta), n_jobs=n_jobs, mode="first",
                               time_limit=time_limit, progress=progress, options=search_options)
-        witness = _search_patterns(pc, res.patterns[:1], float(delta))[0] if res.patterns else None
+        witness = (_search_patterns(pc, d, fav, res.patterns[:1], float(delta))[0]
+                   if res.patterns else None)
         fair = False if witness is not None else (True if res.complete else None)
         return Certificate(fair=fair, complete=res.complete or witness is not None,
                            delta=float(delta), engine=name, witness=witness,
@@ -367,12 +381,11 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     abs_score = np.abs(lat.score[lat.valid])
     best = float(abs_score.max()) if len(abs_score) else 0.0
-    disc = np.flatnonzero(lat.valid & (lat.abs_score > delta))
+    disc = np.flatnonzero(lat.discriminating(float(delta)))
     witness = None
     if len(disc):
-        div = divergence(lat, float(delta))
         top = disc[np.argmax(np.abs(lat.score[disc]))]
-        witness = _pattern(pc, lat, int(top), div)
+        witness = _pattern(pc, lat, int(top), divergence(lat, float(delta), [top])[0])
     stats = {"lattice_points": int(np.prod(lat.shape)), "defined_patterns": int(lat.valid.sum()),
              "seconds": time.perf_counter() - t0}
     return Certificate(fair=not len(disc), complete=True, delta=float(delta), engine=name,
@@ -395,7 +408,7 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     >>> pattern_census(pc, "d", ["s"], deltas=(0.1, 0.2), ks=(1,))["patterns"].tolist()
     [2, 1]
     """
-    d, fav, sens = _resolve(pc, decision, sensitive, favorable, min(deltas))
+    pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, min(deltas))
     lat = build_lattice(pc, d, fav, sens, max_bytes)
     abs_score = lat.abs_score
     rows = []
@@ -405,8 +418,7 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
         member = np.flatnonzero(m["patterns"])
         kmax = min(max(ks), len(member))
         # divergence only where it can be non-zero: the patterns
-        div = divergence_scores(lat.score[member], lat.p_dxy[member],
-                                lat.probability[member], lat.p_y[member], float(delta))
+        div = divergence(lat, float(delta), member)
         for name, values in (("abs_score", abs_score[member]), ("divergence", div)):
             top = np.sort(np.partition(values, len(values) - kmax)[len(values) - kmax:])[::-1] \
                 if kmax else values
@@ -440,7 +452,7 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
 
     if kind not in ("all", "topk", "pareto"):
         raise ValueError("sampling offers kind 'all', 'topk' or 'pareto'")
-    d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     res = sample_search(pc, d, fav, sens, float(delta), runs=runs, time_limit=time_limit,
                         memo=memo, random_state=random_state)
     items = [(dict(kx), dict(ky), *v) for (kx, ky), v in res.found.items()]
@@ -458,4 +470,4 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
         stats["best_first_seen_explored"], stats["best_first_seen_seconds"] = res.first_seen[best]
     return PatternSet(kind=kind, delta=float(delta), engine="sample", complete=False,
                       count=len(items), stats=stats,
-                      patterns=_search_patterns(pc, items, float(delta)))
+                      patterns=_search_patterns(pc, d, fav, items, float(delta)))

@@ -24,10 +24,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import logsumexp
 
 from pcfair.circuit.circuit import Circuit
-from pcfair.errors import PCFairError
-from pcfair.patterns.scores import divergence_scores
+from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.errors import NumericalError, PCFairError
+from pcfair.patterns._front_kernels import dominated_sorted
+from pcfair.patterns.scores import (
+    PARETO_RTOL,
+    DivergenceMasses,
+    discriminates,
+    divergence_scores,
+    log_normalizer,
+)
 
 
 class LatticeTooLarge(PCFairError, MemoryError):
@@ -36,7 +45,8 @@ class LatticeTooLarge(PCFairError, MemoryError):
 
 @dataclass(frozen=True)
 class Lattice:
-    """Scores of every lattice point (flattened C-order arrays over ``shape``)."""
+    """Scores of every lattice point (flattened C-order arrays over ``shape``), all of the
+    normalised distribution, and the table of partial-assignment marginals they came from."""
 
     features: tuple[int, ...]
     sensitive: tuple[bool, ...]
@@ -46,7 +56,43 @@ class Lattice:
     probability: np.ndarray  # P(x, y)
     p_dxy: np.ndarray        # P(d, x, y)
     p_y: np.ndarray          # P(y)
+    table: np.ndarray = field(repr=False)  # P of every partial assignment (see extended_marginals)
+    maps: tuple = field(repr=False)        # per feature: lattice state -> table index (xy, y)
+    decision: tuple = field(repr=False)    # (decision's axis, favourable value)
     cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def discriminating(self, delta: float) -> np.ndarray:
+        """Mask of the discrimination patterns at ``delta`` (:func:`discriminates`)."""
+        return self.valid & discriminates(self.abs_score, delta)
+
+    def masses(self, idx: np.ndarray) -> DivergenceMasses:
+        """The divergence masses of lattice points ``idx``, read from the table. ``P(·, y, ¬x)``
+        is summed over the disjoint events "the ``x`` variables before axis ``j`` hold and
+        axis ``j`` takes another value" (as :func:`pcfair.patterns.scores.divergence_masses`
+        does with queries): a difference such as ``P(·, y) − P(·, x, y)`` would cancel
+        catastrophically when ``x`` holds almost surely given ``y``."""
+        states = np.unravel_index(np.asarray(idx, np.int64), self.shape)
+        axis, fav = self.decision
+        xy = [m[0][s] for m, s in zip(self.maps, states)]
+        in_x = [s > k for s, k in zip(states, self.cards)]
+        a, m = [], []
+        for val in (fav, 1 - fav):
+            t = np.take(self.table, val, axis=axis)
+            a.append(t[tuple(xy)])
+            rest = np.zeros(len(a[-1]))
+            for j, k in enumerate(self.cards):
+                if not self.sensitive[j] or not in_x[j].any():
+                    continue
+                # x variables after axis j are absent; y and earlier x variables stay
+                base = [np.where(in_x[i], k_i, xy[i]) if i > j else xy[i]
+                        for i, k_i in enumerate(self.cards)]
+                for other in range(k):
+                    cell = list(base)
+                    cell[j] = np.full(len(rest), other)
+                    got = t[tuple(cell)]
+                    rest += np.where(in_x[j] & (xy[j] != other), got, 0.0)
+            m.append(rest)
+        return DivergenceMasses(a[0], a[1], m[0], m[1])
 
     @property
     def valid(self) -> np.ndarray:
@@ -88,13 +134,17 @@ def lattice_bytes(circuit: Circuit, decision: int, sensitive_mask: np.ndarray) -
     return int(8 * max(joint, ext, 10 * lat))
 
 
-def extended_marginals(circuit: Circuit, max_bytes: int) -> np.ndarray:
-    """Table of P over all partial assignments: axis ``v`` has ``k_v + 1`` entries, the last
-    one summing over the variable's values."""
+def extended_marginals(circuit: Circuit) -> np.ndarray:
+    """Table of the normalised P over all partial assignments: axis ``v`` has ``k_v + 1``
+    entries, the last one summing over the variable's values. The joint is exponentiated after
+    subtracting its log-normaliser, so a circuit with any constant factor gives the table of
+    its normalised distribution."""
     card = [int(c) for c in circuit.variables.cardinalities]
     grids = np.indices(card).reshape(len(card), -1).T.astype(np.int32)
-    joint = np.exp(circuit.log_marginal(grids)).reshape(card)
-    ext = joint
+    log_joint = circuit.log_marginal(grids)
+    with np.errstate(invalid="ignore", over="ignore"):
+        log_z = log_normalizer(float(logsumexp(log_joint)))
+    ext = np.exp(log_joint - log_z).reshape(card)
     for axis in range(len(card)):
         ext = np.concatenate([ext, ext.sum(axis=axis, keepdims=True)], axis=axis)
     return ext
@@ -102,7 +152,13 @@ def extended_marginals(circuit: Circuit, max_bytes: int) -> np.ndarray:
 
 def build_lattice(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
                   max_bytes: int = 2 << 30) -> Lattice:
-    """Score every pattern of ``circuit`` (see the module docstring)."""
+    """Score every pattern of ``circuit`` (see the module docstring).
+
+    Raises :class:`pcfair.errors.StructureError` for a circuit whose marginals are not exact
+    (not smooth, not decomposable), :class:`LatticeTooLarge` over ``max_bytes``, and
+    :class:`pcfair.errors.NumericalError` for a circuit without a finite, positive mass.
+    """
+    require_tractable_marginals(circuit)
     n = circuit.num_variables
     smask = np.zeros(n, bool)
     smask[sensitive] = True
@@ -111,7 +167,7 @@ def build_lattice(circuit: Circuit, decision: int, favorable: int, sensitive: li
         raise LatticeTooLarge(
             f"the dense engine needs about {need / 2**30:.1f} GiB for this model, over its "
             f"budget of {max_bytes / 2**30:.1f} GiB; use the branch-and-bound engine")
-    ext = extended_marginals(circuit, max_bytes)
+    ext = extended_marginals(circuit)
     card = [int(c) for c in circuit.variables.cardinalities]
     features = [v for v in range(n) if v != decision]
     # per-feature maps from lattice state to table index (xy and y) and whether it is in x
@@ -137,17 +193,23 @@ def build_lattice(circuit: Circuit, decision: int, favorable: int, sensitive: li
         shape[i] = len(xm)
         any_x = any_x | xm.reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
-        score = p_dxy / p_xy - p_dy / p_y
-    score = np.where(any_x & (p_xy > 0), score, np.nan)
+        score = np.minimum(p_dxy / p_xy, 1.0) - np.minimum(p_dy / p_y, 1.0)
+    defined = any_x & (p_xy > 0)
+    if np.any(defined & np.isnan(score)):
+        raise NumericalError("a pattern with P(x, y) > 0 has an undefined score: the model's "
+                             "parameters are not finite")
+    score = np.where(defined, score, np.nan)
     return Lattice(tuple(features), tuple(bool(smask[v]) for v in features),
                    tuple(card[v] for v in features), p_xy.shape, score.ravel(),
-                   p_xy.ravel(), p_dxy.ravel(), p_y.ravel())
+                   p_xy.ravel(), p_dxy.ravel(), p_y.ravel(), ext,
+                   tuple(zip(xy_maps, y_maps)), (d_axis, favorable))
 
 
-def divergence(lat: Lattice, delta: float) -> np.ndarray:
-    """Divergence score (``pc-certifier.md`` §2) of every lattice point (0 where not a
-    pattern)."""
-    return divergence_scores(lat.score, lat.p_dxy, lat.probability, lat.p_y, delta)
+def divergence(lat: Lattice, delta: float, idx: np.ndarray) -> np.ndarray:
+    """Divergence score (``pc-certifier.md`` §2) of lattice points ``idx`` (0 where not a
+    pattern), from masses read in the table (:meth:`Lattice.masses`)."""
+    idx = np.asarray(idx, np.int64)
+    return divergence_scores(lat.score[idx], lat.masses(idx), delta)
 
 
 def _per_axis(arr: np.ndarray, shape: tuple, reduce) -> np.ndarray:
@@ -182,7 +244,7 @@ def summaries(lat: Lattice, delta: float) -> dict[str, np.ndarray]:
     ``pareto``."""
     shape = lat.shape
     valid = lat.valid
-    disc = valid & (lat.abs_score > delta)
+    disc = lat.discriminating(delta)
     defined_ok = disc | ~valid | (lat.probability <= 0)
     up_any = _per_axis(disc, shape, np.any)
     # up_all over defined patterns; invalid points must not make a valid point's set fail,
@@ -210,39 +272,37 @@ def summaries(lat: Lattice, delta: float) -> dict[str, np.ndarray]:
         keeps_x = (n_x[rest] - in_x) > 0
         minimal[rest] &= ~(keeps_x & np.expand_dims(up_all[absent], axis))
     maximal = d & ~has_ext & ~complete
-    # A pattern dominated by any defined pattern q is dominated inside Σ too (|Δq| ≥ |Δ| > δ
-    # puts q in Σ), so the front of Σ is the δ-independent front of all defined patterns
-    # restricted to Σ: computed once per lattice.
-    if "front" not in lat.cache:
-        lat.cache["front"] = pareto_mask(lat.abs_score, lat.probability, lat.valid)
     return {"patterns": disc, "maximal": maximal.ravel(), "minimal": minimal.ravel(),
-            "pareto": lat.cache["front"] & disc}
+            "pareto": pareto_mask(lat.abs_score, lat.probability, disc)}
 
 
-def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray) -> np.ndarray:
-    """Strict Pareto front among ``member`` points: no other member has both ``abs_score`` and
-    ``prob`` at least as large.
+def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray,
+                rtol: float = PARETO_RTOL) -> np.ndarray:
+    """Strict Pareto front among ``member`` points (Definition 5).
 
-    Grouped by probability (decreasing), a point is on the front when it is the unique best
-    score of its group and beats every more probable point. Ties are decided on values
-    rounded to 1e-12 (scores) and 1e-15 (probabilities): patterns that tie mathematically
-    (the same rows, or a variable independent of the decision given the rest) come out of
-    floating point a few ulps apart, and the strict definition must still see the tie.
+    Tie rule: two probabilities tie when ``|p − q| ≤ rtol·max(p, q)``, two scores likewise
+    (relative, so rare patterns with ``P(x, y) ~ 1e-16`` are compared on their own scale;
+    patterns that tie mathematically come out of floating point a few ulps apart, far inside
+    ``rtol`` = 1e-9). A point is on the front when every other member has a smaller score or
+    a smaller probability, each beyond a tie; so a point is dominated by another at least as
+    probable (or tied) with a score at least as large (or tied), and two points that tie on
+    both leave the front together.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, p = np.array([0.3, 0.2, 0.3, 0.5]), np.array([0.1, 0.4, 0.1 + 1e-13, 1e-17])
+    >>> pareto_mask(a, p, np.ones(4, bool)).tolist()
+    [False, True, False, True]
     """
     out = np.zeros(len(abs_score), bool)
     idx = np.flatnonzero(member)
     if len(idx) == 0:
         return out
-    a_all, p_all = np.round(abs_score[idx], 12), np.round(prob[idx], 15)
-    local = np.argsort(-p_all)  # equal probabilities end up adjacent: stability not needed
-    a, p = a_all[local], p_all[local]
-    # groups of equal probability, in decreasing probability
-    starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
-    group = np.cumsum(np.concatenate([[False], p[1:] != p[:-1]]))
-    gmax = np.maximum.reduceat(a, starts)
-    best_before = np.concatenate([[-np.inf], np.maximum.accumulate(gmax)[:-1]])
-    at_max = a == gmax[group]
-    n_at_max = np.add.reduceat(at_max.astype(np.int64), starts)
-    # on the front: the group's unique best score, above every more probable pattern's
-    out[idx[local]] = at_max & (gmax[group] > best_before[group]) & (n_at_max[group] == 1)
+    order = np.lexsort((-abs_score[idx], -prob[idx]))  # by probability, then score, decreasing
+    a = np.ascontiguousarray(abs_score[idx][order], np.float64)
+    p = prob[idx][order]
+    # the points at least as probable as point r, ties included: P ≥ P_r·(1 − rtol)
+    window_end = np.searchsorted(-p, -(p * (1.0 - rtol)), side="right").astype(np.int64)
+    out[idx[order]] = ~dominated_sorted(a, window_end, rtol)
     return out

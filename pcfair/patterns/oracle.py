@@ -260,7 +260,7 @@ class DiscriminationOracle:
     def __call__(self, circuit: Circuit) -> OracleResult:
         """Find the top-k violations of ``circuit`` (or certify that there are none)."""
         t0 = time.perf_counter()
-        d, fav, _ = _resolve(circuit, self.decision, self.sensitive, self.favorable, self.delta)
+        _, d, fav, _ = _resolve(circuit, self.decision, self.sensitive, self.favorable, self.delta)
         found = find_patterns(circuit, self.decision, self.sensitive, self.delta, kind="topk",
                               k=self.k, rank_by=self.rank_by, favorable=self.favorable,
                               engine=self.engine, time_limit=self.time_limit,

@@ -22,7 +22,8 @@ import numpy as np
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.inference.sampling import as_generator
-from pcfair.patterns.scores import pattern_marginals
+from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.patterns.scores import discriminates, pattern_marginals
 
 
 @dataclass
@@ -43,6 +44,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
     """Run the sampling miner until ``runs`` runs or ``time_limit`` seconds (one is needed)."""
     if runs is None and time_limit is None:
         raise ValueError("give runs= or time_limit= (sampling has no natural end)")
+    require_tractable_marginals(circuit)
     rng = as_generator(random_state)
     n_vars = circuit.num_variables
     card = [int(c) for c in circuit.variables.cardinalities]
@@ -89,7 +91,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
             scores = score_many(cands)
             for (cx, cy), sc in zip(cands, scores):
                 k = key(cx, cy)
-                if abs(sc[0]) > delta and k not in res.found:
+                if discriminates(abs(sc[0]), delta) and k not in res.found:
                     res.found[k] = sc
                     res.first_seen[k] = (res.explored, time.perf_counter() - t0)
             power = 1.0 + step / max(n - 1, 1)

@@ -10,14 +10,10 @@ queries. A node's subtree is pruned when the bound of ``pc-certifier.md`` §4,
 (``u`` complete assignments of the undecided variables; excluded variables, and ``X`` in the
 ``P(d|y,u)`` terms, marginalised) cannot beat the threshold: δ when enumerating or certifying,
 ``max(δ, k-th best |Δ|)`` for top-k, the Pareto front's level at the node's probability for
-Pareto mining. For top-k by divergence the divergence bound of §2,
-
-    UB_div = P(d,x,y)·log(max P(d|x,y,u) / min P(d|y,u))
-             + P(¬d,x,y)·log(max P(¬d|x,y,u) / min P(¬d|y,u)),
-
-is used as well (each log clamped at 0, which keeps it an upper bound when the node's
-probabilities stand in for the smaller ones of its extensions). The bounds come from the pairwise
-quotient pass, so the circuit must be deterministic and structured-decomposable (checked).
+Pareto mining. For top-k by divergence, :func:`divergence_bound` (proved in its docstring;
+the bound quoted in ``pc-certifier.md`` §2 is not sound for the closed form and is not used)
+prunes as well. The bounds come from the pairwise quotient pass, so the circuit must be
+deterministic and structured-decomposable (checked).
 
 Improvements over the paper's search, each sound and each switchable (:class:`SearchOptions`;
 ``benchmarks/bench_patterns.py`` measures them against :data:`PAPER`):
@@ -58,8 +54,15 @@ import numpy as np
 from pcfair.circuit.circuit import SUM, Circuit
 from pcfair.errors import EvidenceError
 from pcfair.inference.marginals import node_log_values
+from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
-from pcfair.patterns.scores import divergence_scores, pattern_marginals
+from pcfair.patterns.scores import (
+    THRESHOLD_ATOL,
+    discriminates,
+    log_normalizer,
+    pattern_divergences,
+    pattern_marginals,
+)
 
 MODES = ("all", "first", "topk", "pareto", "extension")
 
@@ -116,7 +119,9 @@ def decision_information(circuit: Circuit, d: int, variables: list[int]) -> np.n
         rows = np.full((2 * k, circuit.num_variables), -1, np.int32)
         rows[:, v] = np.repeat(np.arange(k), 2)
         rows[:, d] = np.tile([0, 1], k)
-        joint = np.exp(circuit.log_marginal(rows)).reshape(k, 2)
+        lp = circuit.log_marginal(rows)
+        top = log_normalizer(float(lp.max()))  # refuses a circuit of mass zero
+        joint = np.exp(lp - top).reshape(k, 2)  # any constant factor cancels here
         joint /= joint.sum()
         indep = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True)
         pos = joint > 0
@@ -288,6 +293,15 @@ class NaiveBayesBound:
                 s_lo, s_hi = s_lo + lo, s_hi + hi
         return t_lo, t_hi, s_lo, s_hi
 
+    def rest_range(self, x: dict, t_lo: float, t_hi: float) -> tuple[float, float]:
+        """Log-odds range of ``P(d | y', x'')`` for every extension ``y'`` of the node and
+        every assignment ``x''`` of the variables of ``x`` (and of the undecided ones): the
+        ``t`` box widened by each ``x`` variable's full range of ``w``. It contains
+        ``logit P(d | y', ¬x')``, a mixture of such terms (see :func:`divergence_bound`)."""
+        lo = t_lo + sum(float(self.w[v].min()) for v in x)
+        hi = t_hi + sum(float(self.w[v].max()) for v in x)
+        return lo, hi
+
     @staticmethod
     def bound(t_lo: float, t_hi: float, s_lo: float, s_hi: float) -> float:
         """Max of ``|σ(t + s) − σ(t)|`` over the box."""
@@ -300,6 +314,71 @@ class NaiveBayesBound:
             t = min(max(-s_lo / 2, t_lo), t_hi)
             best = max(best, sig(t) - sig(t + s_lo))
         return best
+
+
+def bernoulli_kl(q: float, c: float) -> float:
+    """``KL(Bernoulli(q) ‖ Bernoulli(c))`` in nats, with ``0·log 0 = 0`` and +inf where ``c``
+    puts zero mass on an outcome ``q`` gives mass to.
+
+    Examples
+    --------
+    >>> round(bernoulli_kl(0.5, 0.25), 6), bernoulli_kl(1.0, 0.0), bernoulli_kl(0.0, 0.0)
+    (0.143841, inf, 0.0)
+    """
+    out = 0.0
+    for a, b in ((q, c), (1.0 - q, 1.0 - c)):
+        if a > 0:
+            if b <= 0:
+                return math.inf
+            out += a * math.log(a / b)
+    return max(out, 0.0)
+
+
+def divergence_bound(p_xy: float, a_min: float, a_max: float, r_min: float, r_max: float,
+                     delta: float) -> float:
+    """An upper bound on the divergence score of every extension of a search node.
+
+    Parameters: ``p_xy`` = P(x, y) of the node (``P(y)`` while ``x`` is empty), ``[a_min,
+    a_max]`` a range of ``P(d | x', y')`` over the node's extensions ``(x', y')``, and
+    ``[r_min, r_max]`` a range of ``b̄ = P(d | y', ¬x')``, where ``¬x'`` is "some variable of
+    ``x'`` takes another value".
+
+    Theorem. Every extension ``(x', y')`` with ``|Δ| > δ`` has
+    ``Div(x', y') ≤ p_xy · max(KL(a_max ‖ r_min + δ), KL(a_min ‖ r_max − δ))``, a side taken
+    only where its second argument lies strictly inside the first's reach (``a_max > r_min + δ``,
+    resp. ``a_min < r_max − δ``); KL is :func:`bernoulli_kl`.
+
+    Proof. Write ``q = P(d | x', y')`` and ``ρ = P(x' | y') < 1`` (``ρ = 1`` gives Δ = 0). Then
+    ``P(d | y') = ρq + (1 − ρ)b̄``, so ``Δ = (1 − ρ)(q − b̄)``. The closed form of §2 is the KL
+    divergence of the ``Q`` that keeps every mass outside ``x'y'`` and ``P(x', y')``, moving
+    ``q`` to ``q'``: ``Div = P(x', y')·KL(q ‖ q')``. Under ``Q``, ``P_Q(d | y') = ρq' + (1 − ρ)b̄``
+    (``b̄`` is a conditional outside ``x'y'``, unchanged), so ``Δ_Q = (1 − ρ)(q' − b̄)``, and the
+    closed form puts ``Δ_Q = δ``: ``q' = b̄ + δ/(1 − ρ)``. For ``Δ > δ`` this gives
+    ``b̄ + δ ≤ q' < q``. ``KL(q ‖ c)`` decreases in ``c`` on ``[0, q]`` (its derivative is
+    ``(c − q)/(c(1 − c)) ≤ 0``) and increases in ``q`` on ``[c, 1]``, so
+    ``KL(q ‖ q') ≤ KL(q ‖ b̄ + δ) ≤ KL(a_max ‖ r_min + δ)``, the chain staying in the monotone
+    range because ``a_max ≥ q > b̄ + δ ≥ r_min + δ``. With ``P(x', y') ≤ P(x, y) = p_xy``
+    (an extension only adds conditions) the positive side follows; for ``Δ < −δ``,
+    ``q < q' ≤ b̄ − δ`` and the mirror argument gives ``KL(a_min ‖ r_max − δ)``. ∎
+
+    The spec's counterexample (naive Bayes, P(d) = .99, δ = .01, pattern ``s=0 | a=0``,
+    divergence 0.1597) is covered: there ``b̄ = P(d | a=0, s=1)`` is far below
+    ``P(d | a=0)``, which is what the quoted bound used. Rounding: the result is inflated by
+    a relative 1e-9, so conditionals rounded by a few ulps cannot make it fall below a true
+    value.
+
+    Examples
+    --------
+    >>> round(divergence_bound(0.5, 0.2, 0.9, 0.1, 0.6, 0.05), 4)
+    0.6993
+    """
+    best = 0.0
+    hi, lo = r_min + delta, r_max - delta
+    if a_max > hi:
+        best = max(best, bernoulli_kl(a_max, hi))
+    if a_min < lo:
+        best = max(best, bernoulli_kl(a_min, lo))
+    return p_xy * best * (1.0 + 1e-9)
 
 
 def pattern_key(x: dict, y: dict) -> tuple:
@@ -330,6 +409,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     if rank_by not in ("discrimination", "divergence"):
         raise ValueError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
+    require_tractable_marginals(circuit)
     plan = self_plan(circuit, assume_deterministic)
     root = plan.entry(circuit.root, circuit.root)
     n = circuit.num_variables
@@ -357,27 +437,35 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         except EvidenceError:
             return None  # probability zero: no extension is a defined pattern
 
-    def prune(x: dict, y: dict, depth: int, p_dxy: float, p_xy: float) -> bool:
+    def shared(key: tuple, compute):
+        """A bound that depends only on ``key``, shared between siblings."""
+        if not options.share_bounds:
+            return compute()
+        if key not in y_cache:
+            if len(y_cache) > 100_000:
+                y_cache.clear()
+            y_cache[key] = compute()
+        return y_cache[key]
+
+    def prune(x: dict, y: dict, depth: int, p_xy: float) -> bool:
         """Whether no extension decided below this node can count (see the module doc)."""
         if nb is not None:
             res.bounds += 1
             t_lo, t_hi, s_lo, s_hi = nb.ranges(x, y, order[depth:], sens)
+
+            def rest_nb() -> tuple[float, float]:
+                lo, hi = nb.rest_range(x, t_lo, t_hi)
+                return _sigmoid(lo), _sigmoid(hi)
+
             return cut(NaiveBayesBound.bound(t_lo, t_hi, s_lo, s_hi),
-                       _sigmoid(t_lo + s_lo), _sigmoid(t_hi + s_hi), _sigmoid(t_lo),
-                       _sigmoid(t_hi), p_dxy, p_xy)
+                       _sigmoid(t_lo + s_lo), _sigmoid(t_hi + s_hi), rest_nb, p_xy)
         free = np.zeros(n, bool)
         free[order[depth:]] = True
         ev_y = np.full(n, -1, np.int32)
         for v, val in y.items():
             ev_y[v] = val
-        key = (tuple(sorted(y.items())), depth)
-        b = y_cache.get(key) if options.share_bounds else None
-        if b is None:
-            b = rng(ev_y, free)
-            if options.share_bounds:
-                if len(y_cache) > 100_000:
-                    y_cache.clear()
-                y_cache[key] = b
+        y_key = tuple(sorted(y.items()))
+        b = shared((y_key, depth), lambda: rng(ev_y, free))
         if b is None:
             return True
         if x:
@@ -389,25 +477,30 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
                 return True
         else:
             a = b
+
+        def rest_quotient() -> tuple[float, float]:
+            # P(d | y, x'', u) over every assignment of x's variables and the undecided ones
+            wide = free.copy()
+            wide[list(x)] = True
+            r = shared((y_key, depth, tuple(sorted(x))), lambda: rng(ev_y, wide))
+            return (0.0, 1.0) if r is None else r
+
         a_min, a_max = a
         b_min, b_max = b
-        return cut(max(a_max - b_min, b_max - a_min), a_min, a_max, b_min, b_max, p_dxy, p_xy)
+        return cut(max(a_max - b_min, b_max - a_min), a_min, a_max, rest_quotient, p_xy)
 
-    def cut(ub: float, a_min: float, a_max: float, b_min: float, b_max: float, p_dxy: float,
-            p_xy: float) -> bool:
-        """Prune given the score bound ``ub`` and the ranges of P(d|x',y') and P(d|y')."""
-        if ub <= delta:
+    def cut(ub: float, a_min: float, a_max: float, rest, p_xy: float) -> bool:
+        """Prune given the score bound ``ub``, the range of P(d|x',y') and a function giving
+        the range of P(d|y',¬x') (asked only for top-k by divergence)."""
+        if ub <= delta + THRESHOLD_ATOL:
             return True
         if mode == "topk":
             if len(top) < k:
                 return False
             if not divergence_rank:
                 return ub <= top[0][0]
-            with np.errstate(divide="ignore"):
-                l1 = math.log(a_max / b_min) if b_min > 0 else math.inf
-                l0 = math.log((1 - a_min) / (1 - b_max)) if b_max < 1 else math.inf
-            ub_div = p_dxy * max(l1, 0.0) + (p_xy - p_dxy) * max(l0, 0.0)
-            return ub_div <= top[0][0]
+            r_min, r_max = rest()
+            return divergence_bound(p_xy, a_min, a_max, r_min, r_max, delta) <= top[0][0]
         if mode == "pareto":
             return front.level(p_xy) > ub * (1 + 1e-9) + 1e-12
         return False
@@ -421,7 +514,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
                 res.patterns.append(item)
                 raise _Stop
             return
-        if not abs(s) > delta:
+        if not discriminates(abs(s), delta):
             return
         if mode == "topk":
             pk = pattern_key(item[0], item[1])
@@ -445,9 +538,12 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             if mode == "first":
                 raise _Stop
 
+    def divergences(patterns: list[tuple[dict, dict]], score: np.ndarray) -> np.ndarray:
+        return pattern_divergences(circuit, d, fav, patterns, score, delta)
+
     bar = progress_bar(progress, "branch and bound")
 
-    def visit(x: dict, y: dict, depth: int, p_dxy: float, p_xy: float) -> None:
+    def visit(x: dict, y: dict, depth: int, p_xy: float) -> None:
         res.nodes += 1
         if res.nodes % 256 == 0:
             bar.update(256)
@@ -461,15 +557,14 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             return  # another worker's subtree
         if not x and not any(v in sens for v in order[depth:]):
             return  # no sensitive variable left to put in x
-        if (x or y) and prune(x, y, depth, p_dxy, p_xy):
+        if (x or y) and prune(x, y, depth, p_xy):
             res.pruned += 1
             return
         z = order[depth]
         children = [({**x, z: val}, y) for val in range(card[z])] if z in sens else []
         children += [(x, {**y, z: val}) for val in range(card[z])]
         m = pattern_marginals(circuit, d, fav, children)
-        div = (divergence_scores(m.score, m.p_dxy, m.p_xy, m.p_y, delta) if divergence_rank
-               else None)
+        div = divergences(children, m.score) if divergence_rank else None
         idx = range(len(children))
         if options.best_first and mode in ("topk", "pareto"):
             key = div if divergence_rank else np.nan_to_num(np.abs(m.score), nan=-1.0)
@@ -481,8 +576,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             if nx:
                 record((nx, ny, float(m.score[i]), float(m.p_xy[i]), float(m.p_dxy[i]),
                         float(m.p_y[i])), float(div[i]) if div is not None else 0.0)
-            visit(nx, ny, depth + 1, float(m.p_dxy[i]), float(m.p_xy[i]))
-        visit(x, y, depth + 1, p_dxy, p_xy)
+            visit(nx, ny, depth + 1, float(m.p_xy[i]))
+        visit(x, y, depth + 1, p_xy)
 
     if mode == "topk" and options.seed_runs > 0 and start is None:
         from pcfair.patterns.sampling import sample_search
@@ -492,13 +587,13 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
                               time_limit=budget, memo=True, random_state=0).found
         items = [(dict(kx), dict(ky), *v) for (kx, ky), v in found.items()]
         if items:
-            s_, pxy, pdxy, py = (np.array([it[i] for it in items]) for i in (2, 3, 4, 5))
-            divs = divergence_scores(s_, pdxy, pxy, py, delta)
+            divs = (divergences([it[:2] for it in items], np.array([it[2] for it in items]))
+                    if divergence_rank else np.zeros(len(items)))
             for it, dv in zip(items, divs):
                 record(it, float(dv))
     start_m = pattern_marginals(circuit, d, fav, [(x0, y0)])
     with bar, contextlib.suppress(_Stop):
-        visit(dict(x0), dict(y0), 0, float(start_m.p_dxy[0]), float(start_m.p_xy[0]))
+        visit(dict(x0), dict(y0), 0, float(start_m.p_xy[0]))
     if mode == "topk":
         res.patterns = [entry[2] for entry in sorted(top, key=lambda e: (-e[0], -e[1]))]
     res.seconds = time.perf_counter() - t0

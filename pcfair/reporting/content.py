@@ -237,7 +237,7 @@ def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng) ->
     d, fav, _ = decision_evidence(pc, decision, favorable)
     sens = sorted({pc.variables.index(s) for s in sensitive})
     lat = build_lattice(pc, d, fav, sens)
-    idx = np.flatnonzero(lat.valid & (lat.abs_score > delta))
+    idx = np.flatnonzero(lat.discriminating(delta))
     pick = idx[np.sort(rng.choice(len(idx), size=min(max_points, len(idx)), replace=False))]
     return FrontPoints(lat.probability[pick], lat.abs_score[pick], len(idx), True, "dense",
                        max_points)
