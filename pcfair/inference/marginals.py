@@ -100,11 +100,12 @@ def normalized(circuit: Circuit) -> Circuit:
     sub = np.where(circuit.edge_b >= 0, val[np.maximum(circuit.edge_b, 0)], 0.0)
     with np.errstate(invalid="ignore"):
         logw = circuit.edge_logw + val[circuit.edge_a] + sub - val[owner]
-    logw = np.where(is_sum, np.nan_to_num(logw, nan=-np.inf, posinf=np.inf), circuit.edge_logw)
+    logw = np.where(is_sum, np.nan_to_num(logw, nan=-np.inf, posinf=np.inf, neginf=-np.inf),
+                    circuit.edge_logw)
     leaf = np.repeat(np.where(circuit.kind == CATEGORICAL, circuit.leaf_lognorm, 0.0),
                      circuit.param_len)
     with np.errstate(invalid="ignore"):
-        params = np.nan_to_num(circuit.params - leaf, nan=-np.inf)
+        params = np.nan_to_num(circuit.params - leaf, nan=-np.inf, posinf=np.inf, neginf=-np.inf)
     if (np.allclose(logw[is_sum], circuit.edge_logw[is_sum], rtol=0, atol=1e-12)
             and np.allclose(params, circuit.params, rtol=0, atol=1e-12)):
         return circuit
