@@ -4,8 +4,23 @@ Sub-commands are grouped by job: circuit commands (``check``, ``marginal``...) l
 audit port registers its own ``pcfair audit <method>`` sub-command through a ``register``
 function in ``pcfair/audits/<method>/cli.py``.
 
-Exit codes: 0 success (for ``certify``: certified fair), 1 a pattern / violation found, 2 bad
-input, 3 an incomplete search.
+Exit codes (see :data:`EXIT_CODES`):
+
+====  ==========================================================================================
+0     success (for ``certify``: certified fair)
+1     a discrimination pattern / fairness violation was found
+2     bad input: a malformed or missing file, an unknown variable, an option value out of range;
+      one line ``pcfair: error: ...`` on stderr (argparse usage errors also exit 2)
+3     an incomplete search (time limit, sampling): no verdict
+4     an internal error (an exception pcfair did not expect): one line naming the exception;
+      please report it. ``--debug`` or ``PCFAIR_DEBUG=1`` prints the traceback
+130   interrupted (Ctrl-C)
+141   the output was closed before everything was written (``pcfair ... | head``)
+====  ==========================================================================================
+
+Numeric options are checked when parsed, by the type functions of this module
+(:func:`positive_int`, :func:`fraction`, :func:`interval`...); the audit sub-commands use the
+same ones. A value out of range exits 2 with a message naming the option.
 """
 
 from __future__ import annotations
@@ -13,15 +28,124 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from pcfair.errors import PCFairError
+from pcfair.errors import FormatError, PCFairError
 
 EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
+EXIT_INTERNAL_ERROR = 4
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a process killed by it
+
+#: Every exit code of ``pcfair`` and its meaning (also printed by ``pcfair --help``).
+EXIT_CODES = {
+    EXIT_OK: "success (certify: certified fair)",
+    EXIT_FOUND: "a discrimination pattern / fairness violation was found",
+    EXIT_BAD_INPUT: "bad input (file, variable, option value); one line on stderr",
+    EXIT_INCOMPLETE: "the search stopped before a verdict (time limit, sampling)",
+    EXIT_INTERNAL_ERROR: "internal error: please report it (--debug or PCFAIR_DEBUG=1 "
+                         "prints the traceback)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_BROKEN_PIPE: "the output was closed early (e.g. piped into head)",
+}
+
+DEBUG_ENV = "PCFAIR_DEBUG"
+
+
+# --- checked argparse types ---------------------------------------------------------------------
+
+class OptionValueError(argparse.ArgumentTypeError):
+    """Raised by the type functions below: the text is not a value the option accepts."""
+
+
+class OptionError(PCFairError, ValueError):
+    """An option value out of range, as reported by :func:`main` (exit 2)."""
+
+
+def _checked(name: str, convert: Callable, ok: Callable, expected: str) -> Callable[[str], object]:
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except (TypeError, ValueError, OverflowError):
+            value = None
+        if value is None or not ok(value):
+            raise OptionValueError(f"must be {expected}, got {text!r}")
+        return value
+
+    parse.__name__ = parse.__qualname__ = name
+    parse.__doc__ = f"argparse type: {expected}."
+    return parse
+
+
+def _int(text: str) -> int:
+    return int(str(text).strip(), 10)
+
+
+def _float(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+#: An integer >= 1 (``--k``, ``--runs``...).
+positive_int = _checked("positive_int", _int, lambda v: v >= 1, "a positive integer")
+#: An integer >= 0 (``--seed``, ``--permutations``...).
+nonnegative_int = _checked("nonnegative_int", _int, lambda v: v >= 0,
+                           "a non-negative integer")
+#: A process count: an integer >= 1, or -1 for every core (``--jobs``, ``--n-jobs``).
+job_count = _checked("job_count", _int, lambda v: v >= 1 or v == -1,
+                     "a positive integer or -1 (every core)")
+#: A finite number.
+finite_float = _checked("finite_float", _float, lambda v: True, "a finite number")
+#: A finite number > 0 (``--time-limit`` seconds, scales).
+positive_float = _checked("positive_float", _float, lambda v: v > 0, "a positive number")
+#: A finite number >= 0 (pseudocounts, penalties).
+nonnegative_float = _checked("nonnegative_float", _float, lambda v: v >= 0,
+                             "a non-negative number")
+
+
+def interval(low: float, high: float, *, low_open: bool = False, high_open: bool = True,
+             name: str | None = None) -> Callable[[str], float]:
+    """An argparse type accepting the numbers of an interval, by default ``[low, high)``.
+
+    >>> interval(0, 1)("0.5"), interval(0, 1, low_open=True, high_open=False).__name__
+    (0.5, 'interval(0, 1]')
+    """
+    text = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+    def ok(v: float) -> bool:
+        above = v > low if low_open else v >= low
+        below = v < high if high_open else v <= high
+        return above and below
+
+    return _checked(name or f"interval{text}", _float, ok, f"a number in {text}")
+
+
+#: A number in [0, 1): thresholds δ (``--delta``), held-out fractions.
+fraction = interval(0, 1, name="fraction")
+#: A number in [0, 1].
+probability = interval(0, 1, high_open=False, name="probability")
+#: A number in (0, 1): significance and confidence levels, failure probabilities.
+open_probability = interval(0, 1, low_open=True, name="open_probability")
+
+
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` whose checked types' errors become a one-line :class:`OptionError` (exit 2
+    through :func:`main`, naming the option); every other usage error is argparse's own
+    (``SystemExit(2)`` with the usage line)."""
+
+    def error(self, message: str):
+        exc = sys.exc_info()[1]
+        if isinstance(exc, argparse.ArgumentError) and isinstance(exc.__context__,
+                                                                  OptionValueError):
+            raise OptionError(f"{exc.argument_name} {exc.__context__}") from None
+        super().error(message)
+
 
 # Audit ports: module under pcfair.audits whose ``cli.register(subparsers)`` adds a sub-command.
 AUDIT_MODULES = ("cbs", "testsgd", "structured_regression", "avoir")
@@ -43,10 +167,30 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vtree", help="vtree file (default: MODEL's sibling .vtree if present)")
 
 
-def _load(args):
+# What a reader may raise on a corrupt or hostile file when it does not say so itself (a bad
+# gzip stream, a number that overflows, nesting too deep...): bad input, not an internal error.
+_READ_ERRORS = (EOFError, OverflowError, RecursionError, MemoryError, LookupError, TypeError,
+                ValueError)
+
+
+def load_model(path, vtree=None):
+    """:func:`pcfair.load` for the command line: a file it cannot read is a :class:`FormatError`
+    naming the file (exit 2), whatever the reader raised."""
+    import zlib
+
     from pcfair.circuit.io import load
 
-    return load(args.model, vtree=args.vtree)
+    try:
+        return load(path, vtree=vtree)
+    except (PCFairError, OSError):
+        raise
+    except (zlib.error, *_READ_ERRORS) as exc:
+        raise FormatError(f"cannot read the model ({_exc_name(exc)}: {_one_line(exc)})",
+                          path=str(path)) from exc
+
+
+def _load(args):
+    return load_model(args.model, vtree=args.vtree)
 
 
 def _cmd_check(args) -> int:
@@ -129,15 +273,16 @@ def _pattern_args(p: argparse.ArgumentParser,
     _model_args(p)
     p.add_argument("--decision", required=True, help="the binary decision variable")
     p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
-    p.add_argument("--delta", type=float, required=True, help="discrimination threshold")
+    p.add_argument("--delta", type=fraction, required=True,
+                   help="discrimination threshold, in [0, 1)")
     p.add_argument("--favorable", default="1", help="the favourable decision value (default 1)")
     p.add_argument("--engine", choices=engines, default="auto")
-    p.add_argument("--time-limit", type=float, default=None,
+    p.add_argument("--time-limit", type=positive_float, default=None,
                    help="seconds for the search engine (an unfinished search is incomplete)")
 
 
 def _jobs_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", type=int, default=1,
+    p.add_argument("--jobs", type=job_count, default=1,
                    help="processes for the search engine (-1: every core; default 1)")
 
 
@@ -245,12 +390,12 @@ def _add_report_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("html", "markdown"), default="html")
     p.add_argument("--deltas", default="0.01,0.05,0.1",
                    help="comma-separated thresholds of the pattern-count table")
-    p.add_argument("--k", type=int, default=10, help="size of the top-k tables (10)")
-    p.add_argument("--max-rows", type=int, default=25,
+    p.add_argument("--k", type=positive_int, default=10, help="size of the top-k tables (10)")
+    p.add_argument("--max-rows", type=positive_int, default=25,
                    help="rows printed per pattern table (25; the caption gives the total)")
-    p.add_argument("--sample-runs", type=int, default=None,
+    p.add_argument("--sample-runs", type=positive_int, default=None,
                    help="also run the sampling miner this many times and show its front")
-    p.add_argument("--seed", type=int, default=0, help="seed of sampling (default 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of sampling (default 0)")
     p.set_defaults(func=_cmd_report)
 
 
@@ -272,12 +417,13 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("patterns", help="mine discrimination patterns and their summaries")
     _pattern_args(p, engines=("auto", "dense", "search", "sample"))
     _jobs_arg(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of --engine sample (default 0)")
-    p.add_argument("--runs", type=int, default=300,
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of --engine sample (default 0)")
+    p.add_argument("--runs", type=positive_int, default=300,
                    help="runs of --engine sample without --time-limit (default 300)")
     p.add_argument("--kind", choices=("all", "topk", "maximal", "minimal", "pareto"),
                    default="all")
-    p.add_argument("--k", type=int, default=None, help="how many for --kind topk (10)")
+    p.add_argument("--k", type=positive_int, default=None, help="how many for --kind topk (10)")
     p.add_argument("--rank-by", choices=("discrimination", "divergence"),
                    default="discrimination")
     p.add_argument("--count", action="store_true", help="print only the number of patterns")
@@ -288,28 +434,39 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--decision", required=True)
     p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
     p.add_argument("--favorable", default="1")
-    p.add_argument("--seed", type=int, default=0, help="seed when EO must be sampled")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed when EO must be sampled")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_metrics)
     p = sub.add_parser("learn", help="learn a circuit from a CSV file")
     p.add_argument("data", help="CSV file with a header; complete, categorical columns")
     p.add_argument("--decision", required=True, help="the decision column")
     p.add_argument("--structure", choices=("clt", "strudel"), default="clt")
-    p.add_argument("--seed", type=int, default=0, help="seed of Strudel's validation split")
-    p.add_argument("--pseudocount", type=float, default=1.0)
-    p.add_argument("--test-fraction", type=float, default=0.0,
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of Strudel's validation split and of --test-fraction")
+    p.add_argument("--pseudocount", type=nonnegative_float, default=1.0,
+                   help="added to every count (default 1)")
+    p.add_argument("--test-fraction", type=fraction, default=0.0,
                    help="hold out this fraction of rows (seeded by --seed) and report its "
                         "log-likelihood")
     p.add_argument("--out", required=True, help="output model (.json; .psdd for binary data)")
     p.set_defaults(func=_cmd_learn)
 
 
+def _epilog() -> str:
+    rows = "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
+    return f"exit codes:\n{rows}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every sub-command registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pcfair",
         description="Certify the fairness of probabilistic circuits and audit models.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--debug", action="store_true",
+                        help=f"print the traceback of an error (also: {DEBUG_ENV}=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _add_circuit_commands(sub)
@@ -318,19 +475,62 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exc_name(exc: BaseException) -> str:
+    cls = type(exc)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _debug_requested(argv: Sequence[str] | None) -> bool:
+    env = os.environ.get(DEBUG_ENV, "").strip().lower()
+    if env not in ("", "0", "false", "no"):
+        return True
+    return "--debug" in (sys.argv[1:] if argv is None else list(argv))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the command line; returns the process exit code (see the module docstring).
+
+    Errors pcfair reports on purpose (:class:`~pcfair.errors.PCFairError`), ``ValueError`` and
+    ``OSError`` (a missing or unreadable file) are bad input: one line on stderr, exit 2. Any
+    other exception is a bug: one line naming it, exit 4 (:data:`EXIT_INTERNAL_ERROR`);
+    ``--debug`` or ``PCFAIR_DEBUG=1`` adds the traceback. Ctrl-C exits 130.
+    """
+    debug = _debug_requested(argv)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return int(args.func(args))
-    except PCFairError as exc:
-        print(f"pcfair: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("pcfair: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (``pcfair patterns ... | head``)
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_BROKEN_PIPE  # never 0: the verdict may not have been read
+    except (PCFairError, ValueError, OSError) as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"pcfair: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (FileNotFoundError, IsADirectoryError, PermissionError, ValueError) as exc:
-        # ValueError: an argument out of range (e.g. --delta 1.5) reported by the library
-        print(f"pcfair: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - the contract: a code of its own, one line
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"pcfair: internal error: {_exc_name(exc)}: {_one_line(exc)} (this is a bug "
+              f"in pcfair: please report it with the command line; --debug or {DEBUG_ENV}=1 "
+              f"prints the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

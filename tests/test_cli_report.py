@@ -44,10 +44,10 @@ def test_report_writes_markdown_with_a_sampled_run(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--delta", "1.5"], "thresholds must be in [0, 1)"),
+    (["--delta", "1.5"], "--delta must be a number in [0, 1)"),
     (["--deltas", "0.1,abc"], "thresholds must be numbers"),
     (["--k", "0"], "k must be a positive integer"),
-    (["--sample-runs", "0"], "sampled must be"),
+    (["--sample-runs", "0"], "--sample-runs must be a positive integer"),
     (["--sensitive", "4,99"], "unknown variable '99'"),
     (["--engine", "dense", "--decision", "9"], "unknown variable '9'"),
 ])

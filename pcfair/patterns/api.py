@@ -290,7 +290,11 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         defaults are all on, :data:`pcfair.patterns.search.PAPER` is the paper's search.
     n_jobs : int, default 1
         Processes for the search engine (``-1``: every core); pays for searches longer than
-        a few seconds.
+        a few seconds. ``time_limit`` still counts from the call, starting the workers
+        included. Workers are spawned and import your main script, so a script must make
+        these calls under ``if __name__ == "__main__":``; without the guard the search runs
+        in one process, with a ``RuntimeWarning`` (see
+        :func:`pcfair.patterns.parallel.parallel_search`).
 
     Returns
     -------
@@ -350,7 +354,8 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
 
     Parameters are those of :func:`find_patterns`; ``engine="search"`` stops at the first
-    witness (``n_jobs`` processes: every worker stops once one has one).
+    witness (``n_jobs`` processes: every worker stops once one has one; scripts need the
+    ``if __name__ == "__main__":`` guard, see ``n_jobs`` there).
 
     Returns
     -------

@@ -15,6 +15,7 @@ import pandas as pd
 from pcfair.audits.avoir.export import to_json
 from pcfair.audits.avoir.monitor import Monitor
 from pcfair.audits.avoir.opt import SPLITS
+from pcfair.cli import open_probability, positive_int
 from pcfair.errors import DataError
 
 __all__ = ["register", "run_monitor"]
@@ -44,11 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("data", metavar="DATA.csv", help="records, one per row, with a header")
     p.add_argument("--spec", required=True,
                    help='specification, e.g. \'E[r | sex == "M"] / E[r | sex == "F"] > 0.8\'')
-    p.add_argument("--delta", type=float, default=0.1,
+    p.add_argument("--delta", type=open_probability, default=0.1,
                    help="overall failure probability Δ (default 0.1)")
     p.add_argument("--split", choices=SPLITS, default="optimized",
                    help="δ allocation: optimized (AVOIR-OB) or equal (AVOIR-VF)")
-    p.add_argument("--optimize-every", type=int, default=5, metavar="N",
+    p.add_argument("--optimize-every", type=positive_int, default=5, metavar="N",
                    help="check every N records (default 5)")
     p.add_argument("--delta-charge", choices=("used", "all"), default="used",
                    help="charge a Boolean verdict with the leaves it uses, or all leaves")

@@ -21,6 +21,8 @@ import pandas as pd
 from pcfair.audits.cbs.audit import conditional_bias_scan
 from pcfair.audits.cbs.definitions import DEFINITIONS, FAMILIES, PREDICTIONS
 from pcfair.audits.cbs.options import DIRECTIONS
+from pcfair.cli import (interval, job_count, nonnegative_float, nonnegative_int,
+                        open_probability, positive_float, positive_int)
 from pcfair.errors import DataError
 
 EXIT_OK = 0
@@ -62,7 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--outcome", required=True, help="0/1 outcome column Y")
     p.add_argument("--prediction", required=True, help="column of probabilities P (or labels)")
     p.add_argument("--recommendation", help="0/1 column Pbin (default: P >= --threshold)")
-    p.add_argument("--threshold", type=float, default=0.5)
+    p.add_argument("--threshold", type=interval(0, 1, low_open=True, high_open=False),
+                   default=0.5, help="Pbin = 1{P >= threshold}, in (0, 1] (default 0.5)")
     p.add_argument("--definition", choices=sorted(DEFINITIONS), metavar="NAME",
                    help="a named fairness definition of the paper's Table 1, replacing "
                    "--family ... --event: " + ", ".join(sorted(DEFINITIONS)))
@@ -72,15 +75,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="value-conditional scan on C = 0 or 1 (default: none)")
     p.add_argument("--event", type=int, choices=(0, 1), default=1)
     p.add_argument("--direction", choices=DIRECTIONS, default="positive")
-    p.add_argument("--penalty", type=float, default=1.0)
-    p.add_argument("--restarts", type=int, default=50, help="coordinate-ascent restarts")
-    p.add_argument("--permutations", type=int, default=99, help="0 skips the test")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    p.add_argument("--sigma", type=float, default=None, help="Gaussian scale (default: SD)")
-    p.add_argument("--C", dest="C", type=float, default=1.0,
+    p.add_argument("--penalty", type=nonnegative_float, default=1.0)
+    p.add_argument("--restarts", type=positive_int, default=50, help="coordinate-ascent restarts")
+    p.add_argument("--permutations", type=nonnegative_int, default=99, help="0 skips the test")
+    p.add_argument("--alpha", type=open_probability, default=0.05, help="significance level")
+    p.add_argument("--sigma", type=positive_float, default=None,
+                   help="Gaussian scale (default: SD)")
+    p.add_argument("--C", dest="C", type=positive_float, default=1.0,
                    help="inverse L2 regularisation of the logistic regressions")
-    p.add_argument("--n-jobs", type=int, default=-1)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-jobs", type=job_count, default=-1)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=run)
 

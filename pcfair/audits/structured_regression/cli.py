@@ -20,6 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from pcfair.cli import finite_float, nonnegative_int, open_probability, positive_int
 from pcfair.errors import DataError
 
 from .estimator import StructuredRegression
@@ -51,15 +52,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="accuracy",
         help="accuracy, sel, tpr, fnr, fpr, ppv, auc, mean, or a numeric column to average (default: accuracy)",
     )
-    p.add_argument("--threshold", type=float, default=None, help="decision 1{prediction >= threshold}")
+    p.add_argument("--threshold", type=finite_float, default=None, help="decision 1{prediction >= threshold}")
     p.add_argument("--explanatory", default="", help="comma-separated explanatory columns (group means are features)")
     p.add_argument("--no-outcome-rates", action="store_true", help="leave out the P[Y=y] group features")
-    p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--level", type=open_probability, default=0.95, help="confidence level of the intervals (default 0.95)")
     p.add_argument("--no-intervals", action="store_true", help="skip the rBLPR intervals")
-    p.add_argument("--n-boot", type=int, default=100, help="bootstrap replicates for the intervals (default 100)")
+    p.add_argument("--n-boot", type=positive_int, default=100, help="bootstrap replicates for the intervals (default 100)")
     p.add_argument("--gof", action="store_true", help="run the goodness-of-fit F-tests; exit 1 if sens is significant")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of --gof (default 0.05)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--alpha", type=open_probability, default=0.05, help="significance level of --gof (default 0.05)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=run)
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from pcfair.cli import (finite_float, load_model as _load_model_file, nonnegative_int,
+                        open_probability, positive_float, positive_int, probability)
 from pcfair.errors import DataError, SpecError
 
 from .audit import audit, flagged
@@ -108,12 +110,7 @@ def _load_callable(spec: str) -> Any:
 
 
 def _load_circuit(path: str) -> Any:
-    import pcfair
-
-    load = getattr(pcfair, "load", None)
-    if load is None:
-        raise DataError("reading circuit files needs pcfair.load, which this build lacks")
-    return load(path)
+    return _load_model_file(path)  # a file it cannot read is a FormatError (exit 2)
 
 
 def load_model(spec: str, *, target: str | None) -> tuple[Any, Any]:
@@ -198,20 +195,20 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--drop", nargs="*", default=[], metavar="COL", help="columns to drop before auditing")
     p.add_argument("--text-column", help="audit text: the column with the documents")
     p.add_argument("--favorable", default="1", help="the favourable label (default 1)")
-    p.add_argument("--sup-thr", type=float, default=0.05, help="support threshold theta (0.05)")
-    p.add_argument("--sample-thr", type=int, default=1000, help="minimum samples per group (1000)")
-    p.add_argument("--error-thr", type=float, default=0.05, help="margin of the score (0.05)")
-    p.add_argument("--confidence", type=float, default=0.95, help="per-group confidence (0.95)")
-    p.add_argument("--bins", type=int, default=10, help="bins of continuous features (10)")
+    p.add_argument("--sup-thr", type=probability, default=0.05, help="support threshold theta (0.05)")
+    p.add_argument("--sample-thr", type=positive_int, default=1000, help="minimum samples per group (1000)")
+    p.add_argument("--error-thr", type=positive_float, default=0.05, help="margin of the score (0.05)")
+    p.add_argument("--confidence", type=open_probability, default=0.95, help="per-group confidence (0.95)")
+    p.add_argument("--bins", type=positive_int, default=10, help="bins of continuous features (10)")
     p.add_argument("--interval", choices=INTERVALS, default="wald", help="error margin (wald)")
     p.add_argument("--sampler", choices=("perturbation", "pc"), default="perturbation",
                    help="how group members are drawn: the paper's perturbation, or a circuit")
     p.add_argument("--circuit", help="circuit file for --sampler pc when the model is not one")
-    p.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    p.add_argument("--xi", type=float, help="tolerance: exit 1 when a rule set scores above it")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (0)")
+    p.add_argument("--xi", type=finite_float, help="tolerance: exit 1 when a rule set scores above it")
     p.add_argument("--flag-mode", choices=("point", "conservative"), default="point",
                    help="point: score > xi; conservative: score - margin > xi")
-    p.add_argument("--top", type=int, default=10, help="rows to print (0: all)")
+    p.add_argument("--top", type=nonnegative_int, default=10, help="rows to print (0: all)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=run)
     return p
