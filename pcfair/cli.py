@@ -283,7 +283,10 @@ def _pattern_args(p: argparse.ArgumentParser,
 
 def _jobs_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=job_count, default=1,
-                   help="processes for the search engine (-1: every core; default 1)")
+                   help="local processes (-1: every core; default 1)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the lattice engine's chunks on this Dask scheduler "
+                        "(e.g. tcp://10.0.0.5:8786; needs pip install pcfair[distributed])")
 
 
 def _sensitive(args) -> list[str]:
@@ -295,9 +298,11 @@ def _cmd_certify(args) -> int:
 
     from pcfair.patterns import certify
 
+    if args.dry_run:
+        return _dry_run(args)
     cert = certify(_load(args), args.decision, _sensitive(args), args.delta,
                    favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
-                   n_jobs=args.jobs)
+                   n_jobs=args.jobs, executor=args.scheduler)
     if args.format == "json":
         print(json.dumps(cert.to_dict(), default=str))
     else:
@@ -311,6 +316,23 @@ def _cmd_certify(args) -> int:
             w = cert.witness
             print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}")
     return EXIT_OK if cert.fair else (EXIT_FOUND if cert.fair is False else EXIT_INCOMPLETE)
+
+
+def _dry_run(args) -> int:
+    """Print the lattice engine's plan and its estimated time and memory; run nothing else."""
+    from pcfair.patterns.api import _resolve
+    from pcfair.patterns.lattice import estimate
+
+    pc, d, fav, sens = _resolve(_load(args), args.decision, _sensitive(args), args.favorable,
+                                args.delta)
+    est = estimate(pc, d, fav, sens)
+    workers = 1 if args.jobs == 1 else (os.cpu_count() or 1) if args.jobs == -1 else args.jobs
+    print(f"lattice: {est['lattice_points']:,} patterns in {est['chunks']:,} chunk(s)")
+    print(f"memory: about {est['chunk_bytes'] / 2**20:,.0f} MiB per chunk and worker")
+    print(f"time: about {est['estimated_seconds']:,.1f} s in one process "
+          f"({est['points_per_second']:,.0f} patterns/s), about "
+          f"{est['estimated_seconds'] / workers:,.1f} s on {workers} process(es)")
+    return EXIT_OK
 
 
 def _cmd_patterns(args) -> int:
@@ -332,7 +354,7 @@ def _cmd_patterns(args) -> int:
                            kind=args.kind, k=args.k, rank_by=args.rank_by,
                            favorable=args.favorable, engine=args.engine,
                            time_limit=args.time_limit, count_only=args.count,
-                           n_jobs=args.jobs)
+                           n_jobs=args.jobs, executor=args.scheduler)
     if args.format == "json":
         print(json.dumps(ps.to_dict(include_patterns=not args.count), default=str))
     elif args.count:
@@ -413,6 +435,9 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     _pattern_args(p)
     _jobs_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the lattice engine's size, memory and estimated time; "
+                        "certify nothing")
     p.set_defaults(func=_cmd_certify)
     p = sub.add_parser("patterns", help="mine discrimination patterns and their summaries")
     _pattern_args(p, engines=("auto", "dense", "search", "sample"))

@@ -89,7 +89,8 @@ def normalized(circuit: Circuit) -> Circuit:
     --------
     >>> from pcfair.circuit import CircuitBuilder
     >>> b = CircuitBuilder({"x": [0, 1]})
-    >>> pc = b.build(b.sum([b.categorical("x", [2.0, 6.0])], log_weights=[800.0]))
+    >>> pc = b.build(b.sum([b.categorical("x", [2.0, 6.0])], weights=[1.0]))
+    >>> pc = pc.with_parameters(pc.edge_logw + 800.0)  # a factor e^800 at the root
     >>> q = normalized(pc)
     >>> q.edge_logw.tolist(), np.exp(q.params).round(12).tolist()
     ([0.0], [0.25, 0.75])

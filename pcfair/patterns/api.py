@@ -27,15 +27,21 @@ from pcfair.errors import SpecError, VariableError
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.marginals import normalized
 from pcfair.inference.quotient import decision_evidence
-from pcfair.patterns.dense import (
-    Lattice,
-    build_lattice,
-    divergence,
-    lattice_bytes,
-    pareto_mask,
-    summaries,
+from pcfair.patterns.dense import LatticeTooLarge, extension_summaries, pareto_mask, structure
+from pcfair.patterns.lattice import (
+    DEFAULT_MAX_BYTES,
+    LatticePlan,
+    LatticeQuery,
+    ScanResult,
+    make_plan,
+    scan,
 )
-from pcfair.patterns.scores import pattern_divergences
+from pcfair.patterns.scores import (
+    THRESHOLD_ATOL,
+    discriminates,
+    pattern_divergences,
+    pattern_marginals,
+)
 from pcfair.patterns.parallel import parallel_search
 from pcfair.patterns.search import SearchOptions, pattern_key, search
 
@@ -163,27 +169,58 @@ def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
     return circuit._cache["normalized"], d, fav, sorted(set(sens))
 
 
-def _pattern(circuit: Circuit, lat: Lattice, i: int, div: float) -> Pattern:
-    x, y = lat.decode(i)
-    lab = circuit.variables
-    return Pattern(
-        x={lab.names[v]: lab.domains[v][val] for v, val in x.items()},
-        y={lab.names[v]: lab.domains[v][val] for v, val in y.items()},
-        score=float(lat.score[i]), probability=float(lat.probability[i]),
-        divergence=float(div))
+#: ``engine="auto"`` scans the lattice up to this many points, and searches beyond.
+AUTO_DENSE_POINTS = 5_000_000_000
 
 
-def _engine(engine: str, pc: Circuit, d: int, sens: list[int], max_bytes: int) -> str:
+def _engine(engine: str, pc: Circuit, d: int, fav: int, sens: list[int], max_bytes: int) -> str:
+    """The engine to run: ``"auto"`` scans the lattice when it has at most
+    :data:`AUTO_DENSE_POINTS` points and one chunk fits ``max_bytes``, else searches."""
     if engine == "sample":
         raise ValueError("sampling never certifies and has its own function: "
                          "use sample_patterns(...)")
     if engine not in ("auto", "dense", "search"):
         raise ValueError(f"unknown engine {engine!r} (expected 'auto', 'dense' or 'search')")
     if engine == "auto":
-        mask = np.zeros(pc.num_variables, bool)
-        mask[sens] = True
-        return "dense" if lattice_bytes(pc, d, mask) <= max_bytes else "search"
+        card = pc.variables.cardinalities
+        points = np.prod([2.0 * card[v] + 1 if v in sens else card[v] + 1.0
+                          for v in range(pc.num_variables) if v != d])
+        if points > AUTO_DENSE_POINTS:
+            return "search"
+        try:
+            make_plan(pc, d, fav, sens, max_bytes)
+        except LatticeTooLarge:
+            return "search"
+        return "dense"
     return engine
+
+
+def _lattice_patterns(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, delta: float
+                      ) -> list[Pattern]:
+    """Patterns at global lattice indices, scored by exact queries (a few: top-k, fronts,
+    summaries)."""
+    pairs = [plan.decode(int(i)) for i in idx]
+    if not pairs:
+        return []
+    m = pattern_marginals(pc, d, fav, pairs)
+    items = [(x, y, float(s), float(p)) for (x, y), s, p in zip(pairs, m.score, m.p_xy)]
+    return _search_patterns(pc, d, fav, items, delta)
+
+
+def _listed_patterns(pc: Circuit, plan: LatticePlan, listing: tuple) -> list[Pattern]:
+    """Patterns of a scan's listing (index, Δ, P(x, y), divergence arrays)."""
+    lab = pc.variables
+    out = []
+    for i, s, p, dv in zip(*listing):
+        x, y = plan.decode(int(i))
+        out.append(Pattern(x={lab.names[v]: lab.domains[v][val] for v, val in x.items()},
+                           y={lab.names[v]: lab.domains[v][val] for v, val in y.items()},
+                           score=float(s), probability=float(p), divergence=float(dv)))
+    return out
+
+
+def _scan_stats(run: ScanResult) -> dict:
+    return {**run.stats, "complete": run.complete}
 
 
 def _search_stats(results) -> dict:
@@ -254,10 +291,10 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
 def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "all",
                   k: int | None = None, rank_by: str = "discrimination", *, favorable=1,
                   engine: str = "auto", time_limit: float | None = None,
-                  count_only: bool = False, max_bytes: int = 2 << 30,
+                  count_only: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
                   progress: bool | None = None,
                   search_options: SearchOptions = SearchOptions(),
-                  n_jobs: int = 1) -> PatternSet:
+                  n_jobs: int = 1, executor=None) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -318,8 +355,10 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     if rank_by not in RANKS:
         raise ValueError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
-    name = _engine(engine, pc, d, sens, max_bytes)
-    t0 = time.perf_counter()
+    name = _engine(engine, pc, d, fav, sens, max_bytes)
+    if name == "search" and executor is not None:
+        raise ValueError("executor= runs the lattice engine's chunks; the search engine runs "
+                         "on n_jobs local processes (use engine='dense')")
     if name == "search":
         items, complete, runs = _search_kind(pc, d, fav, sens, float(delta), kind,
                                              10 if k is None else int(k), rank_by, time_limit,
@@ -330,27 +369,44 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         return PatternSet(kind=kind, delta=float(delta), engine=name, complete=complete,
                           count=len(found), stats=_search_stats(runs),
                           patterns=[] if count_only else found)
-    lat = build_lattice(pc, d, fav, sens, max_bytes)
-    chosen = (lat.discriminating(float(delta)) if kind in ("all", "topk")  # no summary pass
-              else summaries(lat, float(delta))[kind])
-    idx = np.flatnonzero(chosen)
-    div = divergence(lat, float(delta), idx)
-    order = np.argsort(-(lat.abs_score[idx] if rank_by == "discrimination" else div),
-                       kind="stable")
-    if kind == "topk":
-        order = order[: 10 if k is None else int(k)]
-    idx, div = idx[order], div[order]
-    stats = {"lattice_points": int(np.prod(lat.shape)), "defined_patterns": int(lat.valid.sum()),
-             "seconds": time.perf_counter() - t0}
-    patterns = [] if count_only else [_pattern(pc, lat, int(i), dv) for i, dv in zip(idx, div)]
-    return PatternSet(kind=kind, delta=float(delta), engine=name, complete=True,
-                      count=int(len(idx)), patterns=patterns, stats=stats)
+    delta = float(delta)
+    k = 10 if k is None else int(k)
+    by_div = rank_by == "divergence"
+    query = LatticeQuery(
+        deltas=(delta,), listing=kind == "all" and not count_only,
+        k_top=k if kind == "topk" and not by_div else 0,
+        k_div=k if kind == "topk" and by_div else 0,
+        pareto=kind == "pareto", dense=kind in ("maximal", "minimal"))
+    run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs, executor=executor,
+               time_limit=time_limit, progress=progress)
+    res = run.result
+    if kind == "all":
+        count = int(res.counts[0])
+        found = [] if count_only else _listed_patterns(pc, run.plan, res.listing)
+    else:
+        if kind == "topk":
+            idx = (res.div[0] if by_div else res.top)[1]
+        elif kind == "pareto":
+            idx = res.fronts[0][2]
+        else:
+            valid = ~np.isnan(run.dense)
+            disc = valid & discriminates(np.nan_to_num(run.dense), delta)
+            idx = np.flatnonzero(extension_summaries(
+                valid, disc, run.plan.shape,
+                tuple(run.plan.cards[v] for v in run.plan.features))[kind])
+        count = len(idx)
+        found = [] if count_only and kind != "topk" else \
+            _lattice_patterns(pc, run.plan, d, fav, idx, delta)
+    found.sort(key=(lambda p: -p.divergence) if by_div else (lambda p: -p.abs_score))
+    return PatternSet(kind=kind, delta=delta, engine=name, complete=run.complete, count=count,
+                      patterns=[] if count_only else found, stats=_scan_stats(run))
 
 
 def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
-            time_limit: float | None = None, *, max_bytes: int = 2 << 30,
+            time_limit: float | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
             progress: bool | None = None,
-            search_options: SearchOptions = SearchOptions(), n_jobs: int = 1) -> Certificate:
+            search_options: SearchOptions = SearchOptions(), n_jobs: int = 1,
+            executor=None) -> Certificate:
     """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
 
     Parameters are those of :func:`find_patterns`; ``engine="search"`` stops at the first
@@ -372,8 +428,10 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     (True, False)
     """
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
-    name = _engine(engine, pc, d, sens, max_bytes)
-    t0 = time.perf_counter()
+    name = _engine(engine, pc, d, fav, sens, max_bytes)
+    if name == "search" and executor is not None:
+        raise ValueError("executor= runs the lattice engine's chunks; the search engine runs "
+                         "on n_jobs local processes (use engine='dense')")
     if name == "search":
         res = parallel_search(pc, d, fav, sens, float(delta), n_jobs=n_jobs, mode="first",
                               time_limit=time_limit, progress=progress, options=search_options)
@@ -383,26 +441,32 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
         return Certificate(fair=fair, complete=res.complete or witness is not None,
                            delta=float(delta), engine=name, witness=witness,
                            max_abs_score=None, stats=_search_stats(res))
-    lat = build_lattice(pc, d, fav, sens, max_bytes)
-    abs_score = np.abs(lat.score[lat.valid])
-    best = float(abs_score.max()) if len(abs_score) else 0.0
-    disc = np.flatnonzero(lat.discriminating(float(delta)))
-    witness = None
-    if len(disc):
-        top = disc[np.argmax(np.abs(lat.score[disc]))]
-        witness = _pattern(pc, lat, int(top), divergence(lat, float(delta), [top])[0])
-    stats = {"lattice_points": int(np.prod(lat.shape)), "defined_patterns": int(lat.valid.sum()),
-             "seconds": time.perf_counter() - t0}
-    return Certificate(fair=not len(disc), complete=True, delta=float(delta), engine=name,
-                       witness=witness, max_abs_score=best, stats=stats)
+    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), k_top=1),
+               max_bytes=max_bytes, n_jobs=n_jobs, executor=executor, time_limit=time_limit,
+               progress=progress)
+    res = run.result
+    found = int(res.counts[0]) > 0
+    witness = (_lattice_patterns(pc, run.plan, d, fav, res.top[1][:1], float(delta))[0]
+               if found else None)
+    fair = False if found else (True if run.complete else None)
+    return Certificate(fair=fair, complete=run.complete or found, delta=float(delta),
+                       engine=name, witness=witness,
+                       max_abs_score=res.best if run.complete else None,
+                       stats=_scan_stats(run))
 
 
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
-                   ks=(1, 10, 100), *, favorable=1, max_bytes: int = 2 << 30) -> pd.DataFrame:
-    """Counts and summaries at several thresholds from one dense lattice.
+                   ks=(1, 10, 100), *, favorable=1, max_bytes: int = DEFAULT_MAX_BYTES,
+                   summaries: bool = True, n_jobs: int = 1, executor=None,
+                   time_limit: float | None = None, progress: bool | None = None
+                   ) -> pd.DataFrame:
+    """Counts and summaries at several thresholds from one pass of the lattice engine.
 
     One row per δ: numbers of discrimination patterns, maximal, minimal and Pareto-optimal
-    patterns, and the k-th best ``|Δ|`` and divergence for each ``k`` in ``ks``.
+    patterns, and the k-th best ``|Δ|`` and divergence for each ``k`` in ``ks``, and whether
+    the pass completed (``time_limit``). Maximal and minimal counts need every point's score
+    in memory (8 bytes a point): they are None when that exceeds ``max_bytes``, when the pass
+    runs on several processes (``n_jobs``, ``executor``), or with ``summaries=False``.
 
     Examples
     --------
@@ -414,21 +478,35 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     [2, 1]
     """
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, min(deltas))
-    lat = build_lattice(pc, d, fav, sens, max_bytes)
-    abs_score = lat.abs_score
+    deltas = tuple(float(x) for x in deltas)
+    kmax = max(ks)
+    plan = make_plan(pc, d, fav, sens, max_bytes)
+    dense = summaries and 8 * plan.num_points <= max_bytes and n_jobs == 1 and executor is None
+    query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, dense=dense)
+    run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs, executor=executor,
+               time_limit=time_limit, progress=progress)
+    res = run.result
+    if dense:
+        valid = ~np.isnan(run.dense)
+        structure_arrays = structure(run.plan.shape, tuple(run.plan.cards[v]
+                                                           for v in run.plan.features))
     rows = []
-    for delta in deltas:
-        m = summaries(lat, float(delta))
-        row = {"delta": delta, **{k: int(v.sum()) for k, v in m.items()}}
-        member = np.flatnonzero(m["patterns"])
-        kmax = min(max(ks), len(member))
-        # divergence only where it can be non-zero: the patterns
-        div = divergence(lat, float(delta), member)
-        for name, values in (("abs_score", abs_score[member]), ("divergence", div)):
-            top = np.sort(np.partition(values, len(values) - kmax)[len(values) - kmax:])[::-1] \
-                if kmax else values
+    for i, delta in enumerate(deltas):
+        row = {"delta": delta, "patterns": int(res.counts[i])}
+        if dense:
+            disc = valid & discriminates(np.nan_to_num(run.dense), delta)
+            masks = extension_summaries(valid, disc, run.plan.shape,
+                                        tuple(run.plan.cards[v] for v in run.plan.features),
+                                        structure_arrays)
+            row["maximal"], row["minimal"] = (int(masks[k].sum()) for k in ("maximal", "minimal"))
+        else:
+            row["maximal"] = row["minimal"] = None
+        row["pareto"] = len(res.fronts[i][0])
+        top_abs = res.top[0][res.top[0] > delta + THRESHOLD_ATOL]
+        for name, values in (("abs_score", top_abs), ("divergence", res.div[i][0])):
             for k in ks:
-                row[f"top{k}_{name}"] = float(top[k - 1]) if len(top) >= k else float("nan")
+                row[f"top{k}_{name}"] = float(values[k - 1]) if len(values) >= k else float("nan")
+        row["complete"] = run.complete
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -229,17 +229,16 @@ def _counts_search(pc, decision, sensitive, deltas, delta, tables, all_at_delta,
 
 def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng) -> FrontPoints:
     """A uniform random sample of the discrimination patterns of a set too large to list:
-    read straight from the dense engine's lattice (listing millions of patterns as objects
-    would take minutes)."""
-    from pcfair.inference.quotient import decision_evidence
-    from pcfair.patterns.dense import build_lattice
+    read straight from the lattice engine's listing arrays (listing millions of patterns as
+    objects would take minutes)."""
+    from pcfair.patterns.api import _resolve
+    from pcfair.patterns.lattice import LatticeQuery, scan
 
-    d, fav, _ = decision_evidence(pc, decision, favorable)
-    sens = sorted({pc.variables.index(s) for s in sensitive})
-    lat = build_lattice(pc, d, fav, sens)
-    idx = np.flatnonzero(lat.discriminating(delta))
-    pick = idx[np.sort(rng.choice(len(idx), size=min(max_points, len(idx)), replace=False))]
-    return FrontPoints(lat.probability[pick], lat.abs_score[pick], len(idx), True, "dense",
+    pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), listing=True))
+    _, score, prob, _ = run.result.listing
+    pick = np.sort(rng.choice(len(score), size=min(max_points, len(score)), replace=False))
+    return FrontPoints(prob[pick], np.abs(score[pick]), len(score), run.complete, "dense",
                        max_points)
 
 

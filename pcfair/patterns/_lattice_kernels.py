@@ -1,0 +1,300 @@
+"""Numba kernels of the streaming lattice engine (see :mod:`pcfair.patterns.lattice`).
+
+Two kernels: :func:`next_leaves` walks the non-sensitive part of the pattern lattice depth
+first over a chunk's table of joint probabilities, producing one small table per
+non-sensitive assignment ``y_n`` (a *leaf*: the joint of the sensitive variables and the
+decision given ``y_n``, closed over the sensitive axes); :func:`score_leaves` scores every
+sensitive combination of a batch of leaves and folds the scores into the query's
+accumulators. Both work on flat arrays; the walk is resumable (its stack lives in arrays the
+caller keeps), so a chunk is processed in bounded batches.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+
+@njit(cache=True)
+def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size,
+                prog_tgt, prog_ptr, prog_src, ext_size, leaf_ext, leaf_index, max_leaves):
+    """Advance the depth-first walk; write up to ``max_leaves`` closed leaf tables.
+
+    ``work`` holds the chunk's table (rows over the remaining non-sensitive axes, then the
+    sensitive axes, then the decision: fav, ¬fav) at offset 0 and one scratch region per
+    level. Level ``j`` data starts at ``level_base[j]``; axis ``j`` has ``cards[j]`` values
+    and lattice state ``st[j]`` (0 absent, ``k + 1`` value ``k``). ``pos[0]`` is the current
+    depth (−1 when the walk is over). ``strides[j]`` is axis ``j``'s stride in the global
+    lattice index; ``pos[1]`` the index part of the chunk's prefix.
+
+    A leaf's raw table (``leaf_size`` entries: sensitive values × 2) is expanded into
+    ``ext_size`` × 2 entries: value cells copied by the closure program's first part, absent
+    cells summed from it (``prog_*``: target, then its sources, in an order where sources
+    are filled before targets).
+
+    Returns the number of leaves written.
+    """
+    n_axes = len(cards)
+    produced = 0
+    while produced < max_leaves:
+        j = pos[0]
+        if j < 0:
+            break
+        if j == n_axes:
+            # a leaf: close its table over the sensitive axes
+            src = level_base[n_axes]
+            out = leaf_ext[produced]
+            for t in range(ext_size * 2):
+                out[t] = 0.0
+            for e in range(len(prog_tgt)):
+                tgt = prog_tgt[e]
+                acc = 0.0
+                for q in range(prog_ptr[e], prog_ptr[e + 1]):
+                    s = prog_src[q]
+                    if s < 0:  # a raw cell of the leaf table (encoded as −1 − offset)
+                        acc += work[src + (-1 - s)]
+                    else:
+                        acc += out[s]
+                out[tgt] = acc
+            idx = pos[1]
+            for a in range(n_axes):
+                idx += st[a] * strides[a]
+            leaf_index[produced] = idx
+            produced += 1
+            pos[0] = j - 1
+            continue
+        st[j] += 1
+        if st[j] > cards[j]:
+            st[j] = -1
+            pos[0] = j - 1
+            continue
+        block = 1
+        for a in range(j + 1, n_axes):
+            block *= cards[a]
+        block *= leaf_size
+        here = level_base[j]
+        if st[j] == 0:
+            dst = scratch[j + 1]
+            for t in range(block):
+                work[dst + t] = 0.0
+            for k in range(cards[j]):
+                off = here + k * block
+                for t in range(block):
+                    work[dst + t] += work[off + t]
+            level_base[j + 1] = dst
+        else:
+            level_base[j + 1] = here + (st[j] - 1) * block
+        pos[0] = j + 1
+    return produced
+
+
+@njit(cache=True)
+def _sift_down(vals, idx, size, i):
+    while True:
+        lo = i
+        left = 2 * i + 1
+        right = left + 1
+        if left < size and vals[left] < vals[lo]:
+            lo = left
+        if right < size and vals[right] < vals[lo]:
+            lo = right
+        if lo == i:
+            return
+        vals[i], vals[lo] = vals[lo], vals[i]
+        idx[i], idx[lo] = idx[lo], idx[i]
+        i = lo
+
+
+@njit(cache=True)
+def _heap_offer(vals, idx, sizes, h, value, index):
+    """Offer ``(value, index)`` to min-heap ``h`` (rows of ``vals``/``idx``); keeps the
+    largest ``vals.shape[1]`` values."""
+    cap = vals.shape[1]
+    size = sizes[h]
+    if size < cap:
+        i = size
+        vals[h, i] = value
+        idx[h, i] = index
+        sizes[h] = size + 1
+        while i > 0:
+            parent = (i - 1) // 2
+            if vals[h, parent] <= vals[h, i]:
+                break
+            vals[h, parent], vals[h, i] = vals[h, i], vals[h, parent]
+            idx[h, parent], idx[h, i] = idx[h, i], idx[h, parent]
+            i = parent
+        return
+    if value <= vals[h, 0]:
+        return
+    vals[h, 0] = value
+    idx[h, 0] = index
+    _sift_down(vals[h], idx[h], size, 0)
+
+
+@njit(cache=True)
+def _kl(q, c):
+    out = 0.0
+    if q > 0.0:
+        if c <= 0.0:
+            return math.inf
+        out += q * math.log(q / c)
+    if q < 1.0:
+        if c >= 1.0:
+            return math.inf
+        out += (1.0 - q) * math.log((1.0 - q) / (1.0 - c))
+    return max(out, 0.0)
+
+
+@njit(cache=True)
+def _divergence(a1, a0, m1, m0, score, delta):
+    """The closed form of :func:`pcfair.patterns.scores.divergence_scores` for one pattern."""
+    p_xy = a1 + a0
+    rest = m1 + m0
+    if rest <= 0.0:
+        return 0.0
+    p_y = p_xy + rest
+    sign = 1.0 if score > 0 else -1.0
+    c1 = m1 + sign * delta * p_y
+    c0 = m0 - sign * delta * p_y
+    out = 0.0
+    if a1 > 0.0:
+        if c1 <= 0.0:
+            return math.inf
+        out += a1 * math.log((a1 / p_xy) / (c1 / rest))
+    if a0 > 0.0:
+        if c0 <= 0.0:
+            return math.inf
+        out += a0 * math.log((a0 / p_xy) / (c0 / rest))
+    return max(out, 0.0)
+
+
+@njit(cache=True)
+def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, combo_off,
+                 cell_combos, cond, prob,
+                 mass_ptr, mass_idx, deltas, atol, counts, defined, best, best_idx,
+                 top_vals, top_idx, top_sizes,
+                 div_vals, div_idx, div_sizes,
+                 pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_idx, surv_len,
+                 list_on, list_idx, list_score, list_p, list_div, list_len,
+                 dense_out):
+    """Score every sensitive combination of ``n_leaves`` leaves and fold into the
+    accumulators (each enabled by its arrays having entries; see
+    :func:`pcfair.patterns.lattice.LatticeQuery`).
+
+    ``combo_xy``/``combo_y``: ext-table index of ``x y`` and of ``y`` for each combination
+    with a non-empty ``x``; ``combo_off`` its part of the global lattice index; ``mass_ptr``/
+    ``mass_idx`` the ext cells whose masses sum to ``P(·, y, ¬x)`` (the disjoint events of
+    :func:`pcfair.patterns.scores.divergence_masses`). ``defined[0]`` counts the defined
+    patterns (``P(x, y) > 0``); ``cell_combos[e]`` is the number of combinations whose
+    ``x y`` cell is ``e``, ``cond``/``prob`` scratch arrays of ``ext_size``.
+
+    Per leaf, the conditionals ``P(d | e)`` of its cells are computed once; every ``|Δ|`` of
+    the leaf is a difference of two of them, so a leaf whose conditionals span at most
+    ``min(δ) + atol`` and at most the best ``|Δ|`` so far holds no pattern to count, rank
+    or list and is skipped (not when every score is written to ``dense_out``).
+    """
+    n_d = len(deltas)
+    k_top = top_vals.shape[1]
+    k_div = div_vals.shape[1]
+    lo_delta = deltas[0]
+    for d in range(1, n_d):
+        if deltas[d] < lo_delta:
+            lo_delta = deltas[d]
+    writing = dense_out.shape[0] > 0
+    for leaf in range(n_leaves):
+        t = leaf_ext[leaf]
+        base = leaf_index[leaf]
+        lo = 2.0
+        hi = -1.0
+        for e in range(ext_size):
+            p = t[2 * e] + t[2 * e + 1]
+            prob[e] = p
+            if p > 0.0:
+                q = t[2 * e] / p
+                if q > 1.0:
+                    q = 1.0
+                cond[e] = q
+                defined[0] += cell_combos[e]
+                if q < lo:
+                    lo = q
+                if q > hi:
+                    hi = q
+        if not writing and hi - lo <= lo_delta + atol and hi - lo <= best[0]:
+            continue  # no |Δ| of this leaf exceeds δ or the best so far
+        for c in range(len(combo_xy)):
+            ixy = combo_xy[c]
+            p_xy = prob[ixy]
+            if not p_xy > 0.0:
+                continue  # undefined pattern
+            q = cond[ixy]
+            score = q - cond[combo_y[c]]
+            mag = abs(score)
+            if writing:
+                dense_out[base + combo_off[c]] = mag
+            if mag > best[0]:
+                best[0] = mag
+                best_idx[0] = base + combo_off[c]
+            if not mag > lo_delta + atol:
+                continue
+            index = base + combo_off[c]
+            a1 = t[2 * ixy]
+            a0 = t[2 * ixy + 1]
+            for d in range(n_d):
+                if mag > deltas[d] + atol:
+                    counts[d] += 1
+            if k_top > 0 and (top_sizes[0] < k_top or mag > top_vals[0, 0]):
+                _heap_offer(top_vals, top_idx, top_sizes, 0, mag, index)
+            if k_div > 0:
+                for d in range(n_d):
+                    if not mag > deltas[d] + atol:
+                        continue
+                    # cheap sound bound first: q' ≥ δ (resp. ≤ 1 − δ), see divergence_bound
+                    if div_sizes[d] == k_div:
+                        ub = p_xy * (_kl(q, deltas[d]) if score > 0 else _kl(q, 1.0 - deltas[d]))
+                        if ub * (1.0 + 1e-9) <= div_vals[d, 0]:
+                            continue
+                    m1 = 0.0
+                    m0 = 0.0
+                    for r in range(mass_ptr[c], mass_ptr[c + 1]):
+                        cell = mass_idx[r]
+                        m1 += t[2 * cell]
+                        m0 += t[2 * cell + 1]
+                    dv = _divergence(a1, a0, m1, m0, score, deltas[d])
+                    _heap_offer(div_vals, div_idx, div_sizes, d, dv, index)
+            if pareto_on:
+                for d in range(n_d):
+                    if not mag > deltas[d] + atol:
+                        continue
+                    # drop points strictly dominated (beyond the tie) by a kept front point:
+                    # the front is sorted by decreasing probability and front_best is the
+                    # running maximum of its scores, so one binary search decides
+                    lo = 0
+                    hi = front_len[d]
+                    limit = p_xy * (1.0 + 1e-9)
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if front_p[d, mid] > limit:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    if lo > 0 and front_best[d, lo - 1] > mag * (1.0 + 1e-9):
+                        continue
+                    s = surv_len[d]
+                    surv_p[d, s] = p_xy
+                    surv_a[d, s] = mag
+                    surv_idx[d, s] = index
+                    surv_len[d] = s + 1
+            if list_on and mag > deltas[0] + atol:
+                m1 = 0.0
+                m0 = 0.0
+                for r in range(mass_ptr[c], mass_ptr[c + 1]):
+                    cell = mass_idx[r]
+                    m1 += t[2 * cell]
+                    m0 += t[2 * cell + 1]
+                s = list_len[0]
+                list_idx[s] = index
+                list_score[s] = score
+                list_p[s] = p_xy
+                list_div[s] = _divergence(a1, a0, m1, m0, score, deltas[0])
+                list_len[0] = s + 1

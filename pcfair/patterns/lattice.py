@@ -1,0 +1,545 @@
+"""The streaming lattice engine: every pattern scored, chunk by chunk, never materialising the
+lattice.
+
+Layout. The pattern lattice has one axis per feature (states: absent, each value in ``y`` and,
+for a sensitive feature, each value in ``x``); patterns are numbered by their C-order index
+over the features in the circuit's order (the numbering of :class:`pcfair.patterns.dense.
+Lattice`). The non-sensitive features are walked depth first; the sensitive ones and the
+decision form a small table at each step of the walk:
+
+- a **chunk** fixes the states of the first ``p`` non-sensitive features (its *prefix*). Its
+  table is the joint of the remaining features and ``D`` given the prefix's values (absent
+  prefix features marginalised), computed by one batch of marginal queries;
+- the chunk's walk (:func:`pcfair.patterns._lattice_kernels.next_leaves`) fixes the remaining
+  non-sensitive features one at a time: a value takes a contiguous block of the table, the
+  absent state sums the blocks. Each complete walk gives a *leaf*: the joint of the sensitive
+  features and ``D`` given one non-sensitive assignment ``y_n``, closed over the sensitive
+  axes (every partial sensitive assignment);
+- each leaf scores its sensitive combinations by table look-ups
+  (:func:`pcfair.patterns._lattice_kernels.score_leaves`): ``Δ = P(d|x,y) − P(d|y)`` with
+  ``P(x, y)`` and, where asked, the divergence from the masses of the disjoint events that
+  make up ``¬x``.
+
+Every pattern belongs to exactly one chunk and one leaf, so a chunk's partial result
+(counts, heaps of the best scores, its Pareto candidates, its listed patterns) merges exactly
+with the others whatever order they finish in: 1 process, several, or a Dask cluster give the
+same answer. Memory is one chunk's table and its walk buffers (bounded by ``max_bytes`` through
+the choice of ``p``), whatever the size of the lattice.
+
+Exact for any smooth, decomposable circuit (marginals only; no determinism needed). Numerics
+are those of :mod:`pcfair.patterns.scores`: normalised probabilities, ``|Δ| > δ + 1e-12``,
+divergence from directly summed masses.
+
+Maximal and minimal patterns relate points of different chunks through the extension order in
+both directions; they are computed from a materialised array of scores (one float per lattice
+point, written by the same kernels) when it fits ``max_bytes``, and refused with
+:class:`LatticeTooLarge` otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.io.json_io import to_dict
+from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.patterns import _lattice_kernels as K
+from pcfair.patterns.dense import LatticeTooLarge, pareto_mask
+from pcfair.patterns.executors import deadline_from, map_chunks
+from pcfair.patterns.scores import THRESHOLD_ATOL, log_normalizer
+
+#: Default memory budget of one chunk (table and walk buffers), bytes.
+DEFAULT_MAX_BYTES = 1 << 30
+
+
+# ----------------------------------------------------------------------------------- the plan
+@dataclass(frozen=True)
+class LatticePlan:
+    """How a circuit's pattern lattice is split and walked (see the module docstring)."""
+
+    num_variables: int
+    decision: int
+    favorable: int
+    features: tuple[int, ...]      # every variable but the decision, circuit order
+    sensitive: tuple[int, ...]     # sensitive features, circuit order
+    nonsensitive: tuple[int, ...]  # walk order
+    cards: tuple[int, ...]         # cardinality of every variable
+    prefix: int                    # non-sensitive features fixed per chunk
+    strides: dict = field(repr=False)  # variable -> stride of its state in the global index
+    ext_size: int = 0
+    leaf_size: int = 0
+    prog: tuple = field(default=(), repr=False)    # closure program (tgt, ptr, src)
+    combos: tuple = field(default=(), repr=False)  # (xy, y, offset, mass_ptr, mass_idx)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """States per feature (the lattice's shape)."""
+        return tuple(2 * self.cards[v] + 1 if v in self.sensitive else self.cards[v] + 1
+                     for v in self.features)
+
+    @property
+    def num_points(self) -> int:
+        return int(np.prod(self.shape, dtype=np.float64))
+
+    def chunks(self) -> list[tuple[int, ...]]:
+        """The prefixes: state tuples of the first ``prefix`` non-sensitive features."""
+        axes = self.nonsensitive[: self.prefix]
+        return list(itertools.product(*[range(self.cards[v] + 1) for v in axes]))
+
+    def chunk_rows(self) -> int:
+        """Rows of one chunk's table."""
+        rest = self.nonsensitive[self.prefix:]
+        return int(np.prod([self.cards[v] for v in rest], dtype=np.float64)) * self.leaf_size
+
+    def chunk_bytes(self) -> int:
+        """Bytes one chunk needs: its evidence rows, its table and the walk's buffers."""
+        rows = self.chunk_rows()
+        return int(rows * (4 * self.num_variables + 8 * 3) + (1 << 22))
+
+    def decode(self, index: int) -> tuple[dict[int, int], dict[int, int]]:
+        """``(x, y)`` in index form of global lattice index ``index``."""
+        states = np.unravel_index(int(index), self.shape)
+        x: dict[int, int] = {}
+        y: dict[int, int] = {}
+        for v, s in zip(self.features, states):
+            k = self.cards[v]
+            s = int(s)
+            if s == 0:
+                continue
+            if s <= k:
+                y[v] = s - 1
+            else:
+                x[v] = s - k - 1
+        return x, y
+
+
+def make_plan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
+              max_bytes: int = DEFAULT_MAX_BYTES, min_chunks: int = 1) -> LatticePlan:
+    """Plan the walk: the fewest chunks (at least ``min_chunks``) whose tables fit
+    ``max_bytes``."""
+    n = circuit.num_variables
+    cards = tuple(int(c) for c in circuit.variables.cardinalities)
+    features = tuple(v for v in range(n) if v != decision)
+    sens = tuple(v for v in features if v in set(sensitive))
+    nonsens = tuple(v for v in features if v not in set(sensitive))
+    shape = [2 * cards[v] + 1 if v in sens else cards[v] + 1 for v in features]
+    strides, acc = {}, 1
+    for v, s in zip(reversed(features), reversed(shape)):
+        strides[v] = acc
+        acc *= s
+    ext_size = int(np.prod([cards[v] + 1 for v in sens]))
+    leaf_size = int(np.prod([cards[v] for v in sens])) * 2
+    plan = LatticePlan(n, decision, favorable, features, sens, nonsens, cards, 0, strides,
+                       ext_size, leaf_size, _closure_program(sens, cards),
+                       _combos(sens, cards, strides))
+    prefix = 0
+    while prefix < len(nonsens):
+        trial = _replace(plan, prefix)
+        if trial.chunk_bytes() <= max_bytes and len(trial.chunks()) >= min_chunks:
+            break
+        prefix += 1
+    plan = _replace(plan, prefix)
+    if plan.chunk_bytes() > max_bytes:
+        raise LatticeTooLarge(
+            f"one chunk of the lattice engine needs about {plan.chunk_bytes() / 2**30:.2f} GiB "
+            f"(the sensitive features and the decision alone make {plan.leaf_size:,} cells "
+            f"per leaf), over the budget of {max_bytes / 2**30:.2f} GiB: raise max_bytes or "
+            "use the branch-and-bound engine")
+    return plan
+
+
+def _replace(plan: LatticePlan, prefix: int) -> LatticePlan:
+    return LatticePlan(plan.num_variables, plan.decision, plan.favorable, plan.features,
+                       plan.sensitive, plan.nonsensitive, plan.cards, prefix, plan.strides,
+                       plan.ext_size, plan.leaf_size, plan.prog, plan.combos)
+
+
+def _closure_program(sens: tuple[int, ...], cards: tuple[int, ...]) -> tuple:
+    """The leaf closure as (targets, pointers, sources) over flat ``ext × 2`` cells: value
+    cells copy raw cells (encoded ``−1 − raw offset``), then for each sensitive axis in turn
+    the cells absent on it (later axes on values) sum the cells with each of its values."""
+    ks = [cards[v] for v in sens]
+    ext_dims = [k + 1 for k in ks]
+    tgt, src, ptr = [], [], [0]
+
+    def ext_index(states):
+        return int(np.ravel_multi_index(states, ext_dims)) if states else 0
+
+    def raw_index(values):
+        return int(np.ravel_multi_index(values, ks)) if values else 0
+
+    for values in itertools.product(*[range(k) for k in ks]):
+        for dd in (0, 1):
+            tgt.append(2 * ext_index(values) + dd)
+            src.append(-1 - (2 * raw_index(values) + dd))
+            ptr.append(len(src))
+    for a in range(len(ks)):
+        ranges = [range(k + 1) for k in ks[:a]] + [[ks[a]]] + [range(k) for k in ks[a + 1:]]
+        for states in itertools.product(*ranges):
+            for dd in (0, 1):
+                tgt.append(2 * ext_index(states) + dd)
+                for val in range(ks[a]):
+                    st = list(states)
+                    st[a] = val
+                    src.append(2 * ext_index(st) + dd)
+                ptr.append(len(src))
+    return (np.array(tgt, np.int64), np.array(ptr, np.int64), np.array(src, np.int64))
+
+
+def _combos(sens: tuple[int, ...], cards: tuple[int, ...], strides: dict) -> tuple:
+    """Every sensitive state combination with a non-empty ``x``: the ext cells of ``x y`` and
+    of ``y``, its part of the global index, and the ext cells of the disjoint events of
+    ``¬x`` (variables of ``x`` in order: the earlier ones hold, this one takes another
+    value, the later ones are absent)."""
+    ks = [cards[v] for v in sens]
+    ext_dims = [k + 1 for k in ks]
+
+    def ext(states):
+        return int(np.ravel_multi_index(states, ext_dims)) if states else 0
+
+    xy, yy, off, mptr, midx = [], [], [], [0], []
+    for combo in itertools.product(*[range(2 * k + 1) for k in ks]):
+        in_x = [s > k for s, k in zip(combo, ks)]
+        if not any(in_x):
+            continue
+        val = [(s - 1 if s <= k else s - k - 1) if s else k for s, k in zip(combo, ks)]
+        xy.append(ext(val))
+        yy.append(ext([k if ix else v for v, k, ix in zip(val, ks, in_x)]))
+        off.append(sum(s * strides[v] for v, s in zip(sens, combo)))
+        base = [k if ix else v for v, k, ix in zip(val, ks, in_x)]  # y only
+        for j in range(len(ks)):
+            if not in_x[j]:
+                continue
+            for other in range(ks[j]):
+                if other != val[j]:
+                    cell = list(base)
+                    cell[j] = other
+                    midx.append(ext(cell))
+            base[j] = val[j]
+        mptr.append(len(midx))
+    return tuple(np.array(a, np.int64) for a in (xy, yy, off, mptr, midx))
+
+
+# ---------------------------------------------------------------------------------- the query
+@dataclass(frozen=True)
+class LatticeQuery:
+    """What a scan accumulates. ``deltas``: thresholds (counts per δ; top-k by divergence and
+    Pareto fronts per δ; the smallest is the listing's and the witness's threshold).
+    ``k_top``: best ``|Δ|`` kept; ``k_div``: best divergences kept per δ; ``pareto``: the
+    strict fronts; ``listing``: every pattern of the smallest δ; ``dense``: write ``|Δ|`` of
+    every point into one array (NaN where undefined; in-process only)."""
+
+    deltas: tuple[float, ...]
+    k_top: int = 0
+    k_div: int = 0
+    pareto: bool = False
+    listing: bool = False
+    dense: bool = False
+
+
+@dataclass
+class ChunkResult:
+    """The partial result of one chunk (or of several, merged): ``listing`` holds the
+    patterns of the smallest δ as arrays (global index, Δ, P(x, y), divergence)."""
+
+    counts: np.ndarray
+    defined: int = 0
+    best: float = 0.0
+    best_index: int = -1
+    top: tuple = (np.zeros(0), np.zeros(0, np.int64))
+    div: list = field(default_factory=list)     # per δ: (values, indices)
+    fronts: list = field(default_factory=list)  # per δ: (p, |Δ|, indices)
+    listing: tuple = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
+    points: int = 0
+    seconds: float = 0.0
+
+
+def _chunk_table(circuit: Circuit, plan: LatticePlan, prefix: tuple[int, ...], log_z: float
+                 ) -> np.ndarray:
+    """The chunk's table: P(remaining non-sensitive values, sensitive values, D) with the
+    prefix's values as evidence, C-order with ``D`` last (favourable first)."""
+    rest = plan.nonsensitive[plan.prefix:]
+    axes = list(rest) + list(plan.sensitive)
+    dims = [plan.cards[v] for v in axes] + [2]
+    grid = np.indices(dims, dtype=np.int32).reshape(len(dims), -1)
+    rows = np.full((grid.shape[1], plan.num_variables), -1, np.int32)
+    for v, state in zip(plan.nonsensitive[: plan.prefix], prefix):
+        if state:
+            rows[:, v] = state - 1
+    for i, v in enumerate(axes):
+        rows[:, v] = grid[i]
+    rows[:, plan.decision] = np.where(grid[-1] == 0, plan.favorable, 1 - plan.favorable)
+    return np.exp(circuit.log_marginal(rows) - log_z)
+
+
+def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: LatticeQuery,
+               log_z: float, dense_out: np.ndarray | None = None, batch: int = 2048,
+               deadline: float | None = None) -> ChunkResult | None:
+    """Scan one chunk (see the module docstring); None when ``deadline`` (a ``time.time()``
+    value) passed first. ``circuit`` may be a :class:`Circuit` or its
+    :func:`pcfair.circuit.io.json_io.to_dict` form (for worker processes)."""
+    t0 = time.perf_counter()
+    if not isinstance(circuit, Circuit):
+        circuit = _circuit_from_dict(circuit)
+    table = _chunk_table(circuit, plan, prefix, log_z)
+    rest = plan.nonsensitive[plan.prefix:]
+    cards = np.array([plan.cards[v] for v in rest], np.int64)
+    strides = np.array([plan.strides[v] for v in rest], np.int64)
+    n_axes = len(rest)
+    # one region per level: level 0 is the table, level j ≥ 1 a scratch of its block size
+    sizes = [len(table)]
+    for j in range(n_axes):
+        sizes.append(sizes[-1] // int(cards[j]))
+    scratch = np.zeros(n_axes + 1, np.int64)
+    offset = len(table)
+    for j in range(1, n_axes + 1):
+        scratch[j] = offset
+        offset += sizes[j]
+    work = np.empty(offset)
+    work[: len(table)] = table
+    level_base = np.zeros(n_axes + 1, np.int64)
+    st = np.full(max(n_axes, 1), -1, np.int64)
+    pos = np.array([0, sum(s * plan.strides[v]
+                           for v, s in zip(plan.nonsensitive[: plan.prefix], prefix))], np.int64)
+    ext2 = 2 * plan.ext_size
+    leaf_ext = np.empty((batch, ext2))
+    leaf_index = np.empty(batch, np.int64)
+    deltas = np.array(query.deltas, np.float64)
+    nd = len(deltas)
+    counts = np.zeros(nd, np.int64)
+    best = np.zeros(1)
+    best_idx = np.full(1, -1, np.int64)
+    defined = np.zeros(1, np.int64)
+    top_vals = np.zeros((1, query.k_top))
+    top_idx = np.zeros((1, query.k_top), np.int64)
+    top_sizes = np.zeros(1, np.int64)
+    div_vals = np.zeros((nd, query.k_div))
+    div_idx = np.zeros((nd, query.k_div), np.int64)
+    div_sizes = np.zeros(nd, np.int64)
+    n_combo = len(plan.combos[0])
+    per_batch = batch * n_combo
+    cap = per_batch if query.pareto else 0
+    surv_p, surv_a = np.zeros((nd, cap)), np.zeros((nd, cap))
+    surv_idx = np.zeros((nd, cap), np.int64)
+    surv_len = np.zeros(nd, np.int64)
+    fronts = [(np.zeros(0), np.zeros(0), np.zeros(0, np.int64)) for _ in range(nd)]
+    front_p, front_best, front_len = np.zeros((nd, 1)), np.zeros((nd, 1)), np.zeros(nd, np.int64)
+    lcap = per_batch if query.listing else 0
+    list_idx, list_score = np.zeros(lcap, np.int64), np.zeros(lcap)
+    list_p, list_div = np.zeros(lcap), np.zeros(lcap)
+    list_len = np.zeros(1, np.int64)
+    listed: list[tuple] = []
+    dense = dense_out if dense_out is not None else np.zeros(0)
+    tgt, ptr, src = plan.prog
+    xy, yy, off, mptr, midx = plan.combos
+    cell_combos = np.bincount(xy, minlength=plan.ext_size).astype(np.int64)
+    cond, prob = np.zeros(plan.ext_size), np.zeros(plan.ext_size)
+    leaves = 0
+    step = min(16, batch)  # small first batches: the Pareto filter learns its front early
+    while True:
+        if deadline is not None and time.time() > deadline:
+            return None
+        got = K.next_leaves(work, level_base, scratch, cards, strides, st, pos,
+                            plan.leaf_size, tgt, ptr, src, plan.ext_size, leaf_ext,
+                            leaf_index, step)
+        step = min(2 * step, batch)
+        if got == 0:
+            break
+        leaves += got
+        K.score_leaves(leaf_ext, leaf_index, got, plan.ext_size, xy, yy, off, cell_combos,
+                       cond, prob, mptr, midx,
+                       deltas, THRESHOLD_ATOL, counts, defined, best, best_idx,
+                       top_vals, top_idx, top_sizes, div_vals, div_idx, div_sizes,
+                       query.pareto, front_p, front_best, front_len, surv_p, surv_a,
+                       surv_idx, surv_len, query.listing, list_idx, list_score, list_p,
+                       list_div, list_len, dense)
+        if query.pareto and surv_len.max() > 0:
+            for d in range(nd):
+                fronts[d] = _compact(fronts[d], surv_p[d, : surv_len[d]],
+                                     surv_a[d, : surv_len[d]], surv_idx[d, : surv_len[d]])
+            surv_len[:] = 0
+            width = max(1, max(len(f[0]) for f in fronts))
+            front_p, front_best = np.zeros((nd, width)), np.zeros((nd, width))
+            for d in range(nd):
+                m = len(fronts[d][0])
+                front_p[d, :m] = fronts[d][0]
+                front_best[d, :m] = np.maximum.accumulate(fronts[d][1]) if m else 0.0
+                front_len[d] = m
+        if query.listing and list_len[0]:
+            m = int(list_len[0])
+            listed.append((list_idx[:m].copy(), list_score[:m].copy(), list_p[:m].copy(),
+                           list_div[:m].copy()))
+            list_len[0] = 0
+    out = ChunkResult(counts=counts, defined=int(defined[0]), best=float(best[0]),
+                      best_index=int(best_idx[0]),
+                      top=_heap_items(top_vals[0], top_idx[0], int(top_sizes[0])),
+                      div=[_heap_items(div_vals[d], div_idx[d], int(div_sizes[d]))
+                           for d in range(nd)],
+                      fronts=fronts if query.pareto else [],
+                      points=leaves * (int(np.prod([2 * plan.cards[v] + 1
+                                                    for v in plan.sensitive]))),
+                      seconds=time.perf_counter() - t0)
+    if listed:
+        out.listing = tuple(np.concatenate([part[i] for part in listed]) for i in range(4))
+    return out
+
+
+def _heap_items(vals: np.ndarray, idx: np.ndarray, size: int) -> tuple:
+    return vals[:size].copy(), idx[:size].copy()
+
+
+def _compact(front: tuple, p: np.ndarray, a: np.ndarray, idx: np.ndarray) -> tuple:
+    """The strict front of a front and new candidates (sorted by decreasing probability)."""
+    p = np.concatenate([front[0], p])
+    a = np.concatenate([front[1], a])
+    idx = np.concatenate([front[2], idx])
+    keep = pareto_mask(a, p, np.ones(len(p), bool))
+    order = np.argsort(-p[keep], kind="stable")
+    return p[keep][order], a[keep][order], idx[keep][order]
+
+
+_CIRCUITS: dict = {}
+
+
+def _circuit_from_dict(data: dict) -> Circuit:
+    """A worker's circuit, built once per process per model."""
+    from pcfair.circuit.io.json_io import from_dict
+
+    key = id(data) if "digest" not in data else data["digest"]
+    if key not in _CIRCUITS:
+        _CIRCUITS.clear()
+        _CIRCUITS[key] = from_dict(data)
+    return _CIRCUITS[key]
+
+
+def merge(results: list[ChunkResult], query: LatticeQuery) -> ChunkResult:
+    """Merge chunk results exactly: counts add, heaps keep the best, fronts are re-filtered,
+    listings concatenate (sorted by index, so the merge does not depend on order)."""
+    nd = len(query.deltas)
+    out = ChunkResult(counts=np.zeros(nd, np.int64))
+    results = [r for r in results if r is not None]
+    if not results:
+        return out
+    out.counts = np.sum([r.counts for r in results], axis=0)
+    out.defined = sum(r.defined for r in results)
+    best = max(results, key=lambda r: (r.best, -r.best_index))
+    out.best, out.best_index = best.best, best.best_index
+    out.top = _best_k([r.top for r in results], query.k_top)
+    out.div = [_best_k([r.div[d] for r in results], query.k_div) for d in range(nd)]
+    if query.pareto:
+        out.fronts = []
+        for d in range(nd):
+            parts = [r.fronts[d] for r in results]
+            out.fronts.append(_compact((np.zeros(0), np.zeros(0), np.zeros(0, np.int64)),
+                                       np.concatenate([f[0] for f in parts]),
+                                       np.concatenate([f[1] for f in parts]),
+                                       np.concatenate([f[2] for f in parts])))
+    if query.listing:
+        idx = np.concatenate([r.listing[0] for r in results])
+        order = np.argsort(idx, kind="stable")
+        out.listing = tuple(np.concatenate([r.listing[i] for r in results])[order]
+                            for i in range(4))
+    out.points = sum(r.points for r in results)
+    out.seconds = sum(r.seconds for r in results)
+    return out
+
+
+def _best_k(parts: list[tuple], k: int) -> tuple:
+    """The ``k`` best ``(value, index)`` pairs, ties broken by the smaller index (so the
+    merge does not depend on the order of the parts)."""
+    vals = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)
+    idx = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+    order = np.lexsort((idx, -vals))[:k]
+    return vals[order], idx[order]
+
+
+# ------------------------------------------------------------------------------- the engine
+@dataclass
+class ScanResult:
+    """A whole scan: the merged result, completeness and statistics."""
+
+    result: ChunkResult
+    complete: bool
+    plan: LatticePlan
+    stats: dict
+    dense: np.ndarray | None = None
+
+
+def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
+         query: LatticeQuery, *, max_bytes: int = DEFAULT_MAX_BYTES, n_jobs: int = 1,
+         executor=None, time_limit: float | None = None, progress: bool | None = None,
+         min_chunks: int = 1) -> ScanResult:
+    """Scan every pattern of ``circuit`` for ``query`` (see the module docstring).
+
+    Chunks run serially, on ``n_jobs`` local processes, or on ``executor`` (any
+    ``concurrent.futures.Executor`` or a ``dask.distributed.Client``; see
+    :func:`pcfair.patterns.executors.map_chunks`). ``time_limit`` (wall-clock seconds) stops
+    the scan: the result is then incomplete. ``min_chunks`` splits the lattice at least that
+    finely (more, smaller tasks; the answer does not change).
+    """
+    require_tractable_marginals(circuit)
+    log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
+    t0 = time.perf_counter()
+    parallel = executor is not None or n_jobs != 1
+    plan = make_plan(circuit, decision, favorable, sensitive, max_bytes,
+                     min_chunks=max(min_chunks, 64 if parallel else 1))
+    dense = None
+    if query.dense:
+        need = 8 * plan.num_points
+        if parallel or need > max_bytes:
+            raise LatticeTooLarge(
+                f"maximal and minimal patterns need every point's score in memory, about "
+                f"{need / 2**30:.2f} GiB for this model ({plan.num_points:,} points), over the "
+                f"budget of {max_bytes / 2**30:.2f} GiB: raise max_bytes (in one process)")
+        dense = np.full(plan.num_points, np.nan)
+    chunks = plan.chunks()
+    results: list[ChunkResult] = []
+    deadline = deadline_from(time_limit)
+    # worker processes get the circuit as plain data; in-process chunks share the object
+    model = to_dict(circuit) if parallel else circuit
+    tasks = [(model, plan, prefix, query, log_z, dense, 2048, deadline) for prefix in chunks]
+
+    def collect(_index: int, part: ChunkResult | None) -> None:
+        if part is not None:  # None: the chunk met the deadline
+            results.append(part)
+
+    run = map_chunks(scan_chunk, tasks, collect, executor=executor, n_jobs=n_jobs,
+                     time_limit=time_limit, progress=progress, desc="lattice chunks")
+    complete = run.complete and len(results) == len(chunks)
+    merged = merge(results, query)
+    stats = {"lattice_points": plan.num_points, "defined_patterns": merged.defined,
+             "chunks": len(chunks),
+             "chunks_done": len(results), "seconds": time.perf_counter() - t0,
+             "chunk_bytes": plan.chunk_bytes()}
+    return ScanResult(merged, complete, plan, stats, dense)
+
+
+def estimate(circuit: Circuit, decision: int, favorable: int, sensitive: list[int], *,
+             max_bytes: int = DEFAULT_MAX_BYTES, probe_chunks: int = 2) -> dict:
+    """Estimated time and memory of a full scan, measured on a few small chunks.
+
+    The lattice is split finely (every chunk holds the same number of patterns), a first
+    chunk compiles and warms the kernels, and ``probe_chunks`` more, spread over the lattice,
+    are timed; their rate is extrapolated to every pattern. Returns a dict with
+    ``lattice_points``, ``chunks`` and ``chunk_bytes`` (of the plan a scan would use),
+    ``points_per_second`` and ``estimated_seconds`` (one process).
+    """
+    require_tractable_marginals(circuit)
+    log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
+    plan = make_plan(circuit, decision, favorable, sensitive, max_bytes)
+    probe = make_plan(circuit, decision, favorable, sensitive, max_bytes, min_chunks=4096)
+    chunks = probe.chunks()
+    picks = [chunks[int(i)] for i in np.linspace(0, len(chunks) - 1, probe_chunks + 1)]
+    query = LatticeQuery(deltas=(0.0,))
+    scan_chunk(circuit, probe, picks[0], query, log_z)  # compile and warm up
+    t0 = time.perf_counter()
+    for prefix in picks[1:]:
+        scan_chunk(circuit, probe, prefix, query, log_z)
+    rate = probe_chunks * probe.num_points / len(chunks) / max(time.perf_counter() - t0, 1e-9)
+    return {"lattice_points": plan.num_points, "chunks": len(plan.chunks()),
+            "chunk_bytes": plan.chunk_bytes(), "points_per_second": rate,
+            "estimated_seconds": plan.num_points / rate}
