@@ -33,6 +33,7 @@ from pcfair.patterns.lattice import (
     LatticePlan,
     LatticeQuery,
     ScanResult,
+    final_front,
     make_plan,
     scan,
 )
@@ -387,7 +388,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         if kind == "topk":
             idx = (res.div[0] if by_div else res.top)[1]
         elif kind == "pareto":
-            idx = res.fronts[0][2]
+            idx = final_front(res.fronts[0])[2]
         else:
             valid = ~np.isnan(run.dense)
             disc = valid & discriminates(np.nan_to_num(run.dense), delta)
@@ -501,7 +502,7 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
             row["maximal"], row["minimal"] = (int(masks[k].sum()) for k in ("maximal", "minimal"))
         else:
             row["maximal"] = row["minimal"] = None
-        row["pareto"] = len(res.fronts[i][0])
+        row["pareto"] = len(final_front(res.fronts[i])[0])
         top_abs = res.top[0][res.top[0] > delta + THRESHOLD_ATOL]
         for name, values in (("abs_score", top_abs), ("divergence", res.div[i][0])):
             for k in ks:

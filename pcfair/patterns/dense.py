@@ -119,3 +119,32 @@ def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray,
     window_end = np.searchsorted(-p, -(p * (1.0 - rtol)), side="right").astype(np.int64)
     out[idx[order]] = ~dominated_sorted(a, window_end, rtol)
     return out
+
+
+def pareto_candidates(abs_score: np.ndarray, prob: np.ndarray, rtol: float = PARETO_RTOL
+                      ) -> np.ndarray:
+    """Points that may be on the strict front of any superset: those not *strongly*
+    dominated, i.e. with no other point beyond the tie in one coordinate and at least tied in
+    the other. Points that only tie with others are kept: under the strict rule two exact
+    ties knock each other off the front, so dropping them early would let a third point they
+    dominate survive a later merge. :func:`pareto_mask` of the union of the candidates of
+    the parts is the front of the whole.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pareto_candidates(np.array([0.3, 0.3, 0.2, 0.1]), np.array([0.5, 0.5, 0.5, 0.6])).tolist()
+    [True, True, False, True]
+    """
+    if len(abs_score) == 0:
+        return np.zeros(0, bool)
+    order = np.lexsort((-abs_score, -prob))
+    a, p = abs_score[order], prob[order]
+    best = np.maximum.accumulate(a)
+    tied_or_more = np.searchsorted(-p, -(p * (1.0 - rtol)), side="right")  # ≥ 1 (itself)
+    more = np.searchsorted(-p, -(p * (1.0 + rtol)), side="left")  # strictly more probable
+    strong = best[tied_or_more - 1] > a * (1.0 + rtol)
+    strong |= (more > 0) & (best[np.maximum(more - 1, 0)] >= a * (1.0 - rtol))
+    out = np.empty(len(a), bool)
+    out[order] = ~strong
+    return out

@@ -48,7 +48,7 @@ from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import to_dict
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.patterns import _lattice_kernels as K
-from pcfair.patterns.dense import LatticeTooLarge, pareto_mask
+from pcfair.patterns.dense import LatticeTooLarge, pareto_candidates, pareto_mask
 from pcfair.patterns.executors import deadline_from, map_chunks
 from pcfair.patterns.scores import THRESHOLD_ATOL, log_normalizer
 
@@ -228,7 +228,7 @@ def _combos(sens: tuple[int, ...], cards: tuple[int, ...], strides: dict) -> tup
 @dataclass(frozen=True)
 class LatticeQuery:
     """What a scan accumulates. ``deltas``: thresholds (counts per δ; top-k by divergence and
-    Pareto fronts per δ; the smallest is the listing's and the witness's threshold).
+    Pareto candidates per δ, see :func:`final_front`; the smallest is the listing's and the witness's threshold).
     ``k_top``: best ``|Δ|`` kept; ``k_div``: best divergences kept per δ; ``pareto``: the
     strict fronts; ``listing``: every pattern of the smallest δ; ``dense``: write ``|Δ|`` of
     every point into one array (NaN where undefined; in-process only)."""
@@ -388,16 +388,25 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     return out
 
 
+def final_front(candidates: tuple) -> tuple:
+    """The strict Pareto front (:func:`pcfair.patterns.dense.pareto_mask`) of merged
+    candidates ``(p, |Δ|, indices)``."""
+    p, a, idx = candidates
+    keep = pareto_mask(a, p, np.ones(len(p), bool))
+    return p[keep], a[keep], idx[keep]
+
+
 def _heap_items(vals: np.ndarray, idx: np.ndarray, size: int) -> tuple:
     return vals[:size].copy(), idx[:size].copy()
 
 
 def _compact(front: tuple, p: np.ndarray, a: np.ndarray, idx: np.ndarray) -> tuple:
-    """The strict front of a front and new candidates (sorted by decreasing probability)."""
+    """The Pareto candidates (:func:`pareto_candidates`) of candidates and new points, sorted
+    by decreasing probability."""
     p = np.concatenate([front[0], p])
     a = np.concatenate([front[1], a])
     idx = np.concatenate([front[2], idx])
-    keep = pareto_mask(a, p, np.ones(len(p), bool))
+    keep = pareto_candidates(a, p)
     order = np.argsort(-p[keep], kind="stable")
     return p[keep][order], a[keep][order], idx[keep][order]
 

@@ -1,0 +1,198 @@
+"""The streaming lattice engine: chunk splits, processes and a Dask cluster give identical
+answers; time limits never certify; the CLI reaches a real scheduler."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import pcfair
+from _pcgen import random_mixture, random_psdd
+from pcfair.patterns.api import _resolve
+from pcfair.patterns.lattice import LatticeQuery, estimate, final_front, make_plan, scan
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPAS = ROOT / "circuits" / "compas_clt.json"
+COMPAS_ARGS = ["--decision", "ScoreText_", "--sensitive",
+               "Ethnic_Code_Text_,MaritalStatus_,Sex_,Age", "--delta", "0.05"]
+HAS_DASK = importlib.util.find_spec("distributed") is not None
+needs_dask = pytest.mark.skipif(not HAS_DASK, reason="the distributed extra is not installed "
+                                "(pip install pcfair[distributed])")
+
+FULL = LatticeQuery(deltas=(0.0, 0.02, 0.1), k_top=7, k_div=5, pareto=True, listing=True)
+
+
+def summary(run, values: bool = True) -> dict:
+    """Everything a scan answers, as plain lists (bit-identical comparisons); without
+    ``values`` only the counts and which patterns (indices), not their scores."""
+    r = run.result
+    return {"counts": r.counts.tolist(), "defined": r.defined, "best": r.best,
+            "best_index": r.best_index, "top": [a.tolist() for a in r.top],
+            "div": [[a.tolist() for a in part] for part in r.div],
+            "fronts": [[a.tolist() for a in final_front(f)] for f in r.fronts],
+            "listing": [a.tolist() for a in r.listing]}
+
+
+def same_answer(a, b) -> None:
+    """Counts and every listed, ranked or front pattern identical; scores equal to rounding
+    (chunks sum the joint in another order: a few ulps)."""
+    ra, rb = a.result, b.result
+    assert ra.counts.tolist() == rb.counts.tolist() and ra.defined == rb.defined
+    assert ra.best == pytest.approx(rb.best, rel=1e-12, abs=1e-15)
+    for x, y in [(ra.top, rb.top), *zip(ra.div, rb.div)]:  # heaps: ties may swap members
+        np.testing.assert_allclose(x[0], y[0], rtol=1e-12, atol=1e-15)
+    for x, y in [*zip(map(final_front, ra.fronts), map(final_front, rb.fronts)),
+                 (ra.listing, rb.listing)]:
+        assert x[-1 if len(x) == 3 else 0].tolist() == y[-1 if len(y) == 3 else 0].tolist()
+        for u, v in zip(x, y):
+            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-15)
+
+
+def model(seed: int, cards: list[int], kind: str):
+    rng = np.random.default_rng(seed)
+    pc = (random_psdd(rng, [2] + cards, zeros=bool(seed % 2)) if kind == "psdd"
+          else random_mixture(rng, [2] + cards))
+    sens = [f"x{i}" for i in range(1, 1 + min(2, len(cards)))]
+    return _resolve(pc, "x0", sens, 1, 0.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(2, 3), min_size=2, max_size=5),
+       st.sampled_from(["psdd", "mixture"]))
+def test_chunk_splits_give_identical_answers(seed, cards, kind):
+    pc, d, fav, sens = model(seed, cards, kind)
+    runs = [scan(pc, d, fav, sens, FULL, min_chunks=m) for m in (1, 3, 9)]
+    assert len({r.stats["chunks"] for r in runs}) > 1 or len(cards) - len(sens) < 2
+    for r in runs[1:]:
+        same_answer(runs[0], r)
+
+
+def test_processes_and_dask_give_identical_answers():
+    pc, d, fav, sens = model(3, [2, 3, 2, 2, 2], "psdd")
+    serial = summary(scan(pc, d, fav, sens, FULL, min_chunks=64))
+    assert summary(scan(pc, d, fav, sens, FULL, n_jobs=2)) == serial
+    if HAS_DASK:
+        from distributed import Client, LocalCluster
+
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            assert summary(scan(pc, d, fav, sens, FULL, executor=client)) == serial
+
+
+def test_dense_scores_match_the_listing():
+    pc, d, fav, sens = model(5, [2, 2, 3], "psdd")
+    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0,), listing=True, dense=True))
+    idx, score, _, _ = run.result.listing
+    np.testing.assert_array_equal(run.dense[idx], np.abs(score))
+    assert np.isnan(run.dense).sum() + run.result.defined == run.plan.num_points
+
+
+def test_a_time_limit_never_certifies():
+    pc = pcfair.load(ROOT / "circuits" / "adult_clt.json")
+    sens = ["marital-status", "race", "sex", "native-country"]
+    t0 = time.perf_counter()
+    cert = pcfair.certify(pc, "target", sens, 0.99, engine="dense", time_limit=1e-3,
+                          max_bytes=5 << 20)
+    assert time.perf_counter() - t0 < 30
+    assert cert.fair is None and not cert.complete and cert.max_abs_score is None
+    ps = pcfair.find_patterns(pc, "target", sens, 0.99, engine="dense", time_limit=1e-3,
+                              max_bytes=5 << 20, count_only=True)
+    assert not ps.complete
+
+
+def test_memory_budget_bounds_the_chunk():
+    pc, d, fav, sens = model(1, [2, 2, 2, 2, 2, 2], "psdd")
+    small = make_plan(pc, d, fav, sens, max_bytes=(1 << 22) + 2000)
+    assert small.chunk_bytes() <= (1 << 22) + 2000 and len(small.chunks()) > 1
+    same_answer(scan(pc, d, fav, sens, FULL, max_bytes=(1 << 22) + 2000),
+                scan(pc, d, fav, sens, FULL))
+    adult = pcfair.load(ROOT / "circuits" / "adult_clt.json")
+    with pytest.raises(pcfair.patterns.LatticeTooLarge, match="max_bytes"):
+        pcfair.find_patterns(adult, "target", ["marital-status", "race", "sex", "native-country"],
+                             0.1, kind="maximal",
+                             engine="dense", max_bytes=50 << 20)
+
+
+def test_estimate_reports_sizes():
+    pc, d, fav, sens = model(2, [2, 2, 2, 2], "psdd")
+    est = estimate(pc, d, fav, sens)
+    assert est["lattice_points"] == make_plan(pc, d, fav, sens).num_points
+    assert est["estimated_seconds"] > 0 and est["points_per_second"] > 0
+
+
+def test_cli_dry_run(capsys):
+    from pcfair.cli import main
+
+    assert main(["certify", str(COMPAS), *COMPAS_ARGS, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "16,875 patterns" in out and "MiB per chunk" in out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def dask_scheduler(tmp_path):
+    """A real Dask scheduler and two workers, each its own process on this machine."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    bindir = Path(sys.executable).parent
+    procs = [subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1",
+                               "--port", str(port), "--dashboard-address", ":0"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.time() + 60
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if time.time() > deadline:
+                pytest.fail("the Dask scheduler did not start in 60 s")
+            time.sleep(0.2)
+        for _ in range(2):
+            procs.append(subprocess.Popen(
+                [str(bindir / "dask"), "worker", address, "--nthreads", "1",
+                 "--dashboard-address", ":0", "--local-directory", str(tmp_path)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from distributed import Client
+
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@needs_dask
+def test_cli_certify_on_a_real_scheduler(dask_scheduler):
+    exe = str(Path(sys.executable).parent / "pcfair")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    local = subprocess.run([exe, "certify", str(COMPAS), *COMPAS_ARGS, "--engine", "dense",
+                            "--format", "json"], capture_output=True, text=True, env=env,
+                           timeout=300)
+    remote = subprocess.run([exe, "certify", str(COMPAS), *COMPAS_ARGS, "--engine", "dense",
+                             "--format", "json", "--scheduler", dask_scheduler],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert local.returncode == remote.returncode == 1, remote.stderr
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    assert a["witness"] == b["witness"] and a["max_abs_score"] == b["max_abs_score"]
+    assert b["stats"]["chunks"] > 1
