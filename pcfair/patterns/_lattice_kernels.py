@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 
@@ -202,6 +203,14 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
         if deltas[d] < lo_delta:
             lo_delta = deltas[d]
     writing = dense_out.shape[0] > 0
+    n_c = len(combo_xy)
+    mags = np.empty(n_c)
+    thresholds = deltas + atol
+    lo_thr = lo_delta + atol
+    best_val = best[0]
+    n_defined = 0
+    slow_on = k_top > 0 or k_div > 0 or pareto_on or list_on
+    only_top = k_div == 0 and not pareto_on and not list_on
     for leaf in range(n_leaves):
         t = leaf_ext[leaf]
         base = leaf_index[leaf]
@@ -211,38 +220,54 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
             p = t[2 * e] + t[2 * e + 1]
             prob[e] = p
             if p > 0.0:
-                q = t[2 * e] / p
-                if q > 1.0:
-                    q = 1.0
+                q = min(t[2 * e] / p, 1.0)
                 cond[e] = q
-                defined[0] += cell_combos[e]
-                if q < lo:
-                    lo = q
-                if q > hi:
-                    hi = q
-        if not writing and hi - lo <= lo_delta + atol and hi - lo <= best[0]:
+                n_defined += cell_combos[e]
+                lo = min(lo, q)
+                hi = max(hi, q)
+            else:
+                cond[e] = np.nan  # undefined: every comparison with it is false
+        if not writing and hi - lo <= lo_thr and hi - lo <= best_val:
             continue  # no |Δ| of this leaf exceeds δ or the best so far
-        for c in range(len(combo_xy)):
+        # simple passes first (gathers, compares, sums), the rare patterns after
+        n_above = 0
+        for c in range(n_c):
+            m = abs(cond[combo_xy[c]] - cond[combo_y[c]])
+            mags[c] = m
+            n_above += m > thresholds[0]
+        counts[0] += n_above
+        for d in range(1, n_d):
+            thr = thresholds[d]
+            n_above = 0
+            for c in range(n_c):
+                n_above += mags[c] > thr
+            counts[d] += n_above
+        if writing:
+            for c in range(n_c):
+                if mags[c] == mags[c]:
+                    dense_out[base + combo_off[c]] = mags[c]
+        if hi - lo > best_val:
+            for c in range(n_c):
+                if mags[c] > best_val:
+                    best_val = mags[c]
+                    best_idx[0] = base + combo_off[c]
+        if not slow_on:
+            continue
+        # the patterns that may enter a heap, a front or the listing
+        slow_thr = lo_thr
+        if only_top and top_sizes[0] == k_top and top_vals[0, 0] > slow_thr:
+            slow_thr = top_vals[0, 0]
+        for c in range(n_c):
+            mag = mags[c]
+            if not mag > slow_thr:
+                continue
             ixy = combo_xy[c]
             p_xy = prob[ixy]
-            if not p_xy > 0.0:
-                continue  # undefined pattern
             q = cond[ixy]
             score = q - cond[combo_y[c]]
-            mag = abs(score)
-            if writing:
-                dense_out[base + combo_off[c]] = mag
-            if mag > best[0]:
-                best[0] = mag
-                best_idx[0] = base + combo_off[c]
-            if not mag > lo_delta + atol:
-                continue
             index = base + combo_off[c]
             a1 = t[2 * ixy]
             a0 = t[2 * ixy + 1]
-            for d in range(n_d):
-                if mag > deltas[d] + atol:
-                    counts[d] += 1
             if k_top > 0 and (top_sizes[0] < k_top or mag > top_vals[0, 0]):
                 _heap_offer(top_vals, top_idx, top_sizes, 0, mag, index)
             if k_div > 0:
@@ -269,16 +294,16 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                     # drop points strictly dominated (beyond the tie) by a kept front point:
                     # the front is sorted by decreasing probability and front_best is the
                     # running maximum of its scores, so one binary search decides
-                    lo = 0
-                    hi = front_len[d]
+                    left = 0
+                    right = front_len[d]
                     limit = p_xy * (1.0 + 1e-9)
-                    while lo < hi:
-                        mid = (lo + hi) // 2
+                    while left < right:
+                        mid = (left + right) // 2
                         if front_p[d, mid] > limit:
-                            lo = mid + 1
+                            left = mid + 1
                         else:
-                            hi = mid
-                    if lo > 0 and front_best[d, lo - 1] > mag * (1.0 + 1e-9):
+                            right = mid
+                    if left > 0 and front_best[d, left - 1] > mag * (1.0 + 1e-9):
                         continue
                     s = surv_len[d]
                     surv_p[d, s] = p_xy
@@ -298,3 +323,5 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                 list_p[s] = p_xy
                 list_div[s] = _divergence(a1, a0, m1, m0, score, deltas[0])
                 list_len[0] = s + 1
+    best[0] = best_val
+    defined[0] += n_defined
