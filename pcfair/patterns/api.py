@@ -247,7 +247,7 @@ def _search_patterns(pc: Circuit, d: int, fav: int, items: list, delta: float
 
 def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, kind: str,
                  k: int, rank_by: str, time_limit: float | None, progress: bool | None,
-                 options: SearchOptions, n_jobs: int) -> tuple[list, bool, list]:
+                 options: SearchOptions, n_jobs: int, executor=None) -> tuple[list, bool, list]:
     """Items, completeness and the runs of the search engine for one ``kind``."""
     if kind == "minimal":
         raise SpecError(
@@ -256,7 +256,8 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
             "engine='dense' (raise max_bytes if the lattice does not fit)")
     if kind in ("all", "topk", "pareto"):
         mode = {"all": "all", "topk": "topk", "pareto": "pareto"}[kind]
-        res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, mode=mode, k=k,
+        res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, executor=executor,
+                              mode=mode, k=k,
                               rank_by=rank_by, time_limit=time_limit, progress=progress,
                               options=options)
         items = res.patterns
@@ -268,7 +269,7 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
     # maximal: every pattern, then for each one a search of its extensions for another
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
-    res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, mode="all",
+    res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, executor=executor, mode="all",
                           time_limit=time_limit, progress=progress, options=options)
     runs, complete = [res], res.complete
     member = {pattern_key(it[0], it[1]) for it in res.patterns}
@@ -316,23 +317,28 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     favorable : value, default 1
     engine : {"auto", "dense", "search"}
     time_limit : float, optional
-        Seconds for the search engine; a stopped search is marked incomplete.
+        Wall-clock seconds for either engine; a run stopped by it is marked incomplete.
     count_only : bool
         Return the count without materialising patterns.
     max_bytes : int
-        Memory budget of the dense engine.
+        Memory budget of one lattice chunk (and of the score array that maximal and minimal
+        patterns need: 8 bytes a lattice point).
     progress : bool, optional
         Show a progress counter for long searches (default: when stderr is a terminal).
     search_options : SearchOptions
         The search engine's improvements (ordering, shared bounds, best-first); the
         defaults are all on, :data:`pcfair.patterns.search.PAPER` is the paper's search.
     n_jobs : int, default 1
-        Processes for the search engine (``-1``: every core); pays for searches longer than
-        a few seconds. ``time_limit`` still counts from the call, starting the workers
-        included. Workers are spawned and import your main script, so a script must make
-        these calls under ``if __name__ == "__main__":``; without the guard the search runs
-        in one process, with a ``RuntimeWarning`` (see
-        :func:`pcfair.patterns.parallel.parallel_search`).
+        Local processes for either engine (``-1``: every core): the lattice's chunks or the
+        search's shares; pays for runs longer than a few seconds. ``time_limit`` still counts
+        from the call, starting the workers included. Workers are spawned and import your
+        main script, so a script must make these calls under ``if __name__ == "__main__":``;
+        without the guard the work runs in one process, with a ``RuntimeWarning``.
+    executor : concurrent.futures.Executor, dask.distributed.Client or str, optional
+        Run the chunks (or shares) there instead: any executor, a Dask client, or a Dask
+        scheduler's address such as ``"tcp://10.0.0.5:8786"`` (``pip install
+        pcfair[distributed]``). Partial results merge exactly, so every backend gives the
+        same answer (see :func:`pcfair.patterns.executors.map_chunks`).
 
     Returns
     -------
@@ -357,13 +363,10 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         raise ValueError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
-    if name == "search" and executor is not None:
-        raise ValueError("executor= runs the lattice engine's chunks; the search engine runs "
-                         "on n_jobs local processes (use engine='dense')")
     if name == "search":
         items, complete, runs = _search_kind(pc, d, fav, sens, float(delta), kind,
                                              10 if k is None else int(k), rank_by, time_limit,
-                                             progress, search_options, n_jobs)
+                                             progress, search_options, n_jobs, executor)
         found = _search_patterns(pc, d, fav, items, float(delta))
         key = (lambda p: -p.abs_score) if rank_by == "discrimination" else (lambda p: -p.divergence)
         found.sort(key=key)
@@ -430,12 +433,10 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     """
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
-    if name == "search" and executor is not None:
-        raise ValueError("executor= runs the lattice engine's chunks; the search engine runs "
-                         "on n_jobs local processes (use engine='dense')")
     if name == "search":
         res = parallel_search(pc, d, fav, sens, float(delta), n_jobs=n_jobs, mode="first",
-                              time_limit=time_limit, progress=progress, options=search_options)
+                              time_limit=time_limit, progress=progress, options=search_options,
+                              executor=executor)
         witness = (_search_patterns(pc, d, fav, res.patterns[:1], float(delta))[0]
                    if res.patterns else None)
         fair = False if witness is not None else (True if res.complete else None)

@@ -15,7 +15,7 @@ import pytest
 
 import pcfair
 from pcfair.patterns import certify, find_patterns
-from pcfair.patterns.parallel import (_worker, merge_patterns, parallel_search,
+from pcfair.patterns.parallel import (_share, merge_patterns, parallel_search,
                                       resolve_n_jobs)
 from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.search import SearchResult
@@ -65,9 +65,9 @@ def test_worker_deadline_is_wall_clock(compas):
 
     d, sens = _indices(compas)
     job = (to_dict(compas), d, 1, sens, 0.05, time.time() - 1.0, {"mode": "all"})
-    res = _worker(job)
+    res = _share(*job)
     assert not res.complete and not res.patterns
-    res = _worker(job[:5] + (time.time() + 600.0,) + job[6:])
+    res = _share(*(job[:5] + (time.time() + 600.0,) + job[6:]))
     assert res.complete and len(res.patterns) == find_patterns(
         compas, DECISION, SENSITIVE, 0.05, engine="search").count
 
