@@ -354,7 +354,11 @@ def _cmd_patterns(args) -> int:
                            kind=args.kind, k=args.k, rank_by=args.rank_by,
                            favorable=args.favorable, engine=args.engine,
                            time_limit=args.time_limit, count_only=args.count,
-                           n_jobs=args.jobs, executor=args.scheduler)
+                           n_jobs=args.jobs, executor=args.scheduler, out=args.out)
+        if args.out is not None:
+            print(f"{ps.count} pattern(s) written to {args.out} (engine {ps.engine}, "
+                  f"complete {ps.complete})")
+            return EXIT_OK if ps.complete else EXIT_INCOMPLETE
     if args.format == "json":
         print(json.dumps(ps.to_dict(include_patterns=not args.count), default=str))
     elif args.count:
@@ -452,6 +456,9 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rank-by", choices=("discrimination", "divergence"),
                    default="discrimination")
     p.add_argument("--count", action="store_true", help="print only the number of patterns")
+    p.add_argument("--out", default=None, metavar="FILE.csv",
+                   help="with --kind all: stream every pattern to this CSV file (any number "
+                        "of patterns, bounded memory)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.set_defaults(func=_cmd_patterns)
     p = sub.add_parser("metrics", help="group-fairness metrics DI, SP, SP-1, EO of a circuit")

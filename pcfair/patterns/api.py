@@ -15,6 +15,7 @@ certifies, has its own function, :func:`sample_patterns`.
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from dataclasses import dataclass, field
@@ -220,6 +221,20 @@ def _listed_patterns(pc: Circuit, plan: LatticePlan, listing: tuple) -> list[Pat
     return out
 
 
+def _csv_sink(handle, pc: Circuit, plan: LatticePlan):
+    """A scan sink writing each chunk's listing as CSV rows (header first)."""
+    writer = csv.writer(handle)
+    writer.writerow(["x", "y", "score", "probability", "divergence"])
+
+    def sink(listing: tuple) -> None:
+        for p in _listed_patterns(pc, plan, listing):
+            writer.writerow([", ".join(f"{a}={b}" for a, b in p.x.items()),
+                             ", ".join(f"{a}={b}" for a, b in p.y.items()),
+                             repr(p.score), repr(p.probability), repr(p.divergence)])
+
+    return sink
+
+
 def _scan_stats(run: ScanResult) -> dict:
     return {**run.stats, "complete": run.complete}
 
@@ -296,7 +311,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                   count_only: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
                   progress: bool | None = None,
                   search_options: SearchOptions = SearchOptions(),
-                  n_jobs: int = 1, executor=None) -> PatternSet:
+                  n_jobs: int = 1, executor=None, out=None) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -339,6 +354,11 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         scheduler's address such as ``"tcp://10.0.0.5:8786"`` (``pip install
         pcfair[distributed]``). Partial results merge exactly, so every backend gives the
         same answer (see :func:`pcfair.patterns.executors.map_chunks`).
+    out : path, optional
+        With ``kind="all"`` and the lattice engine: write every pattern to this CSV file as
+        the chunks finish (columns ``x``, ``y``, ``score``, ``probability``, ``divergence``;
+        chunk order) instead of keeping them; the result holds the count only. For sets too
+        large for memory.
 
     Returns
     -------
@@ -376,17 +396,29 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     delta = float(delta)
     k = 10 if k is None else int(k)
     by_div = rank_by == "divergence"
+    if out is not None and kind != "all":
+        raise ValueError("out= writes the patterns of kind='all'")
     query = LatticeQuery(
         deltas=(delta,), listing=kind == "all" and not count_only,
         k_top=k if kind == "topk" and not by_div else 0,
         k_div=k if kind == "topk" and by_div else 0,
         pareto=kind == "pareto", dense=kind in ("maximal", "minimal"))
-    run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs, executor=executor,
-               time_limit=time_limit, progress=progress)
+    sink = handle = None
+    if out is not None:
+        query = LatticeQuery(deltas=(delta,), listing=True)
+        handle = open(out, "w", newline="", encoding="utf-8")
+        sink = _csv_sink(handle, pc, make_plan(pc, d, fav, sens, max_bytes))
+    try:
+        run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs,
+                   executor=executor, time_limit=time_limit, progress=progress, sink=sink)
+    finally:
+        if handle is not None:
+            handle.close()
     res = run.result
     if kind == "all":
         count = int(res.counts[0])
-        found = [] if count_only else _listed_patterns(pc, run.plan, res.listing)
+        found = [] if count_only or out is not None else \
+            _listed_patterns(pc, run.plan, res.listing)
     else:
         if kind == "topk":
             idx = (res.div[0] if by_div else res.top)[1]

@@ -481,14 +481,16 @@ class ScanResult:
 def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
          query: LatticeQuery, *, max_bytes: int = DEFAULT_MAX_BYTES, n_jobs: int = 1,
          executor=None, time_limit: float | None = None, progress: bool | None = None,
-         min_chunks: int = 1) -> ScanResult:
+         min_chunks: int = 1, sink=None) -> ScanResult:
     """Scan every pattern of ``circuit`` for ``query`` (see the module docstring).
 
     Chunks run serially, on ``n_jobs`` local processes, or on ``executor`` (any
     ``concurrent.futures.Executor`` or a ``dask.distributed.Client``; see
     :func:`pcfair.patterns.executors.map_chunks`). ``time_limit`` (wall-clock seconds) stops
     the scan: the result is then incomplete. ``min_chunks`` splits the lattice at least that
-    finely (more, smaller tasks; the answer does not change).
+    finely (more, smaller tasks; the answer does not change). ``sink``, if given, receives
+    each chunk's listing (the arrays of :attr:`ChunkResult.listing`) as the chunk finishes,
+    and the listing is not kept: a set of any size streams through bounded memory.
     """
     require_tractable_marginals(circuit)
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
@@ -513,8 +515,12 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     tasks = [(model, plan, prefix, query, log_z, dense, 2048, deadline) for prefix in chunks]
 
     def collect(_index: int, part: ChunkResult | None) -> None:
-        if part is not None:  # None: the chunk met the deadline
-            results.append(part)
+        if part is None:  # the chunk met the deadline
+            return
+        if sink is not None and query.listing:
+            sink(part.listing)
+            part.listing = ChunkResult(counts=part.counts).listing
+        results.append(part)
 
     run = map_chunks(scan_chunk, tasks, collect, executor=executor, n_jobs=n_jobs,
                      time_limit=time_limit, progress=progress, desc="lattice chunks")

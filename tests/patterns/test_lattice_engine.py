@@ -196,3 +196,22 @@ def test_cli_certify_on_a_real_scheduler(dask_scheduler):
     a, b = json.loads(local.stdout), json.loads(remote.stdout)
     assert a["witness"] == b["witness"] and a["max_abs_score"] == b["max_abs_score"]
     assert b["stats"]["chunks"] > 1
+
+
+def test_all_patterns_stream_to_a_csv_file(tmp_path):
+    import pandas as pd
+
+    pc = pcfair.load(COMPAS)
+    sens = ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
+    path = tmp_path / "all.csv"
+    ps = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, engine="dense", out=path,
+                              max_bytes=5 << 20)
+    assert ps.count == 2356 and not ps.patterns
+    table = pd.read_csv(path, keep_default_na=False)
+    kept = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, engine="dense")
+    assert len(table) == 2356
+    assert sorted(table["score"].round(12)) == sorted(round(p.score, 12) for p in kept)
+    assert set(zip(table["x"], table["y"])) == set(kept.to_frame()[["x", "y"]].itertuples(
+        index=False, name=None))
+    with pytest.raises(ValueError, match="kind='all'"):
+        pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, kind="pareto", out=path)
