@@ -401,7 +401,8 @@ def _cmd_report(args) -> int:
                   format=args.format, out=args.out, engine=args.engine,
                   time_limit=args.time_limit, sampled=args.sample_runs,
                   max_patterns_per_table=args.max_rows,
-                  title=f"pcfair fairness report: {args.model}", random_state=args.seed)
+                  title=f"pcfair fairness report: {args.model}", random_state=args.seed,
+                  n_jobs=args.jobs, executor=args.scheduler)
     if args.out is None:
         print(text, end="")
     else:
@@ -412,6 +413,7 @@ def _cmd_report(args) -> int:
 def _add_report_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="certify a circuit and write an HTML or markdown report")
     _pattern_args(p)
+    _jobs_arg(p)
     p.add_argument("--out", help="write the report here (default: print it)")
     p.add_argument("--format", choices=("html", "markdown"), default="html")
     p.add_argument("--deltas", default="0.01,0.05,0.1",

@@ -197,10 +197,11 @@ def _table(key: str, run, limit: int) -> PatternTable:
                         count=ps.count, complete=ps.complete, engine=ps.engine, limit=limit)
 
 
-def _counts_dense(pc, decision, sensitive, deltas, favorable) -> pd.DataFrame:
+def _counts_dense(pc, decision, sensitive, deltas, favorable, run_on) -> pd.DataFrame:
     from pcfair.patterns import pattern_census
 
-    census = pattern_census(pc, decision, sensitive, deltas=deltas, ks=(1,), favorable=favorable)
+    census = pattern_census(pc, decision, sensitive, deltas=deltas, ks=(1,), favorable=favorable,
+                            **run_on)
     frame = census[["delta", "patterns", *SUMMARY_KINDS]].copy()
     frame["complete"] = True
     return frame
@@ -227,7 +228,8 @@ def _counts_search(pc, decision, sensitive, deltas, delta, tables, all_at_delta,
     return pd.DataFrame(rows, columns=["delta", "patterns", *SUMMARY_KINDS, "complete"])
 
 
-def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng) -> FrontPoints:
+def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, run_on
+                  ) -> FrontPoints:
     """A uniform random sample of the discrimination patterns of a set too large to list:
     read straight from the lattice engine's listing arrays (listing millions of patterns as
     objects would take minutes)."""
@@ -235,7 +237,7 @@ def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng) ->
     from pcfair.patterns.lattice import LatticeQuery, scan
 
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
-    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), listing=True))
+    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), listing=True), **run_on)
     _, score, prob, _ = run.result.listing
     pick = np.sort(rng.choice(len(score), size=min(max_points, len(score)), replace=False))
     return FrontPoints(prob[pick], np.abs(score[pick]), len(score), run.complete, "dense",
@@ -282,7 +284,8 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
            deltas: Sequence[float] = (0.01, 0.05, 0.1), k: int = 10, fmt: str = "html",
            engine: str = "auto", time_limit: float | None = None, sampled=None,
            max_patterns_per_table: int = 25, max_front_points: int = 20_000,
-           title: str | None = None, random_state=0) -> ReportContent:
+           title: str | None = None, random_state=0, n_jobs: int = 1,
+           executor=None) -> ReportContent:
     """Compute everything a report shows (the arguments are those of :func:`pcfair.report`).
 
     Returns
@@ -307,14 +310,15 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
     delta = float(delta)
     sensitive = _as_list(sensitive)
     rng = np.random.default_rng(random_state)
+    run_on = {"n_jobs": n_jobs, "executor": executor}
     cert = certify(pc, decision, sensitive, delta, favorable=favorable, engine=engine,
-                   time_limit=time_limit)
+                   time_limit=time_limit, **run_on)
     try:
         metrics, metrics_error = fairness_metrics(pc, decision, sensitive, favorable,
                                                   random_state=random_state), None
     except _UNAVAILABLE as err:
         metrics, metrics_error = None, f"{type(err).__name__}: {err}"
-    kw = {"favorable": favorable, "engine": cert.engine, "time_limit": time_limit}
+    kw = {"favorable": favorable, "engine": cert.engine, "time_limit": time_limit, **run_on}
 
     def query(key):
         kind, rank = _QUERIES[key]
@@ -323,7 +327,8 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
 
     tables = {key: _table(key, query(key), max_patterns_per_table) for key in TABLES}
     dense = cert.engine == "dense"
-    counts = _counts_dense(pc, decision, sensitive, all_deltas, favorable) if dense else None
+    counts = (_counts_dense(pc, decision, sensitive, all_deltas, favorable, run_on) if dense
+              else None)
     # a dense set too large to list is sampled from the lattice; anything else is listed
     listable = not dense or int(
         counts.loc[counts["delta"] == delta, "patterns"].iloc[0]) <= max_front_points
@@ -335,7 +340,8 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
         except _UNAVAILABLE as err:
             front_unavailable = f"{type(err).__name__}: {err}"
     else:
-        front = _dense_points(pc, decision, sensitive, delta, favorable, max_front_points, rng)
+        front = _dense_points(pc, decision, sensitive, delta, favorable, max_front_points, rng,
+                              run_on)
     if not dense:
         counts = _counts_search(pc, decision, sensitive, all_deltas, delta, tables, all_run, kw)
     run = None if sampled is None else _sampled(pc, decision, sensitive, delta, favorable,
