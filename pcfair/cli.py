@@ -310,7 +310,8 @@ def _cmd_certify(args) -> int:
                    False: f"UNFAIR: a discrimination pattern exists (|Δ| > {args.delta})",
                    None: "INCOMPLETE: the search stopped before a verdict"}[cert.fair]
         print(verdict)
-        best = "" if cert.max_abs_score is None else f", max |Δ| {cert.max_abs_score:.6g}"
+        best = ("" if cert.max_abs_score is None else
+                f", max |Δ| {'' if cert.max_abs_exact else '>= '}{cert.max_abs_score:.6g}")
         print(f"engine {cert.engine}, complete {cert.complete}{best}")
         if cert.witness is not None:
             w = cert.witness

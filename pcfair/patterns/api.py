@@ -40,6 +40,7 @@ from pcfair.patterns.lattice import (
 )
 from pcfair.patterns.scores import (
     THRESHOLD_ATOL,
+    ScoredPattern,
     discriminates,
     pattern_divergences,
     pattern_marginals,
@@ -132,7 +133,12 @@ class PatternSet:
 @dataclass(frozen=True)
 class Certificate:
     """Result of :func:`certify`. ``fair`` is True only when a complete engine found no
-    pattern, False with a ``witness`` when one exists, None when the run was incomplete."""
+    pattern, False with a ``witness`` when one exists, None when the run was incomplete.
+
+    ``max_abs_score`` is the largest ``|Δ|`` the run established: the model's largest exactly
+    when ``max_abs_exact`` (a complete lattice scan), else the largest among the patterns the
+    search scored (a lower bound; with ``fair`` True every ``|Δ|`` is also at most ``delta``).
+    None when nothing was established."""
 
     fair: bool | None
     complete: bool
@@ -141,12 +147,13 @@ class Certificate:
     witness: Pattern | None
     max_abs_score: float | None
     stats: dict
+    max_abs_exact: bool = True
 
     def to_dict(self) -> dict:
         return {"fair": self.fair, "complete": self.complete, "delta": self.delta,
                 "engine": self.engine, "witness": None if self.witness is None
                 else self.witness.to_dict(), "max_abs_score": self.max_abs_score,
-                "stats": self.stats}
+                "max_abs_exact": self.max_abs_exact, "stats": self.stats}
 
 
 def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
@@ -205,7 +212,8 @@ def _lattice_patterns(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, del
     if not pairs:
         return []
     m = pattern_marginals(pc, d, fav, pairs)
-    items = [(x, y, float(s), float(p)) for (x, y), s, p in zip(pairs, m.score, m.p_xy)]
+    items = [ScoredPattern(x, y, float(s), float(p))
+             for (x, y), s, p in zip(pairs, m.score, m.p_xy)]
     return _search_patterns(pc, d, fav, items, delta)
 
 
@@ -253,10 +261,11 @@ def _search_patterns(pc: Circuit, d: int, fav: int, items: list, delta: float
         return []
     lab = pc.variables
     div = pattern_divergences(pc, d, fav, [it[:2] for it in items],
-                              np.array([it[2] for it in items]), delta)
-    return [Pattern(x={lab.names[v]: lab.domains[v][val] for v, val in sorted(it[0].items())},
-                    y={lab.names[v]: lab.domains[v][val] for v, val in sorted(it[1].items())},
-                    score=float(it[2]), probability=float(it[3]), divergence=float(dv))
+                              np.array([it.score for it in items]), delta)
+    return [Pattern(x={lab.names[v]: lab.domains[v][val] for v, val in sorted(it.x.items())},
+                    y={lab.names[v]: lab.domains[v][val] for v, val in sorted(it.y.items())},
+                    score=float(it.score), probability=float(it.probability),
+                    divergence=float(dv))
             for it, dv in zip(items, div)]
 
 
@@ -277,7 +286,8 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
                               options=options)
         items = res.patterns
         if kind == "pareto" and items:
-            keep = pareto_mask(np.abs([it[2] for it in items]), np.array([it[3] for it in items]),
+            keep = pareto_mask(np.abs([it.score for it in items]),
+                               np.array([it.probability for it in items]),
                                np.ones(len(items), bool))
             items = [it for it, kept in zip(items, keep) if kept]
         return items, res.complete, [res]
@@ -287,13 +297,13 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
     res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, executor=executor, mode="all",
                           time_limit=time_limit, progress=progress, options=options)
     runs, complete = [res], res.complete
-    member = {pattern_key(it[0], it[1]) for it in res.patterns}
+    member = {pattern_key(it.x, it.y) for it in res.patterns}
     n_features = pc.num_variables - 1
     items = []
     for it in res.patterns:
-        if len(it[0]) + len(it[1]) == n_features:
+        if len(it.x) + len(it.y) == n_features:
             continue  # a complete assignment is never maximal
-        sub = search(pc, d, fav, sens, delta, mode="extension", start=(it[0], it[1]),
+        sub = search(pc, d, fav, sens, delta, mode="extension", start=(it.x, it.y),
                      member=member, deadline=deadline, progress=False, order=res.order,
                      options=options)
         runs.append(sub)
@@ -474,7 +484,8 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
         fair = False if witness is not None else (True if res.complete else None)
         return Certificate(fair=fair, complete=res.complete or witness is not None,
                            delta=float(delta), engine=name, witness=witness,
-                           max_abs_score=None, stats=_search_stats(res))
+                           max_abs_score=res.best if res.best > 0 else None,
+                           stats=_search_stats(res), max_abs_exact=False)
     run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), k_top=1),
                max_bytes=max_bytes, n_jobs=n_jobs, executor=executor, time_limit=time_limit,
                progress=progress)
@@ -486,7 +497,7 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     return Certificate(fair=fair, complete=run.complete or found, delta=float(delta),
                        engine=name, witness=witness,
                        max_abs_score=res.best if run.complete else None,
-                       stats=_scan_stats(run))
+                       stats=_scan_stats(run), max_abs_exact=run.complete)
 
 
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
@@ -572,13 +583,13 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     res = sample_search(pc, d, fav, sens, float(delta), runs=runs, time_limit=time_limit,
                         memo=memo, random_state=random_state)
-    items = [(dict(kx), dict(ky), *v) for (kx, ky), v in res.found.items()]
-    items.sort(key=lambda it: -abs(it[2]))
+    items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in res.found.items()]
+    items.sort(key=lambda it: -abs(it.score))
     if kind == "topk":
         items = items[: 10 if k is None else int(k)]
     elif kind == "pareto" and items:
-        a = np.array([abs(it[2]) for it in items])
-        p = np.array([it[3] for it in items])
+        a = np.array([abs(it.score) for it in items])
+        p = np.array([it.probability for it in items])
         keep = pareto_mask(a, p, np.ones(len(items), bool))
         items = [it for it, kept in zip(items, keep) if kept]
     stats = {"runs": res.runs, "explored": res.explored, "seconds": res.seconds}

@@ -44,18 +44,16 @@ def merge_patterns(circuit: Circuit, d: int, fav: int, parts: list[SearchResult]
     Patterns are merged by identity (:func:`pattern_key`); ``"first"`` keeps one, ``"topk"``
     the ``k`` best of the union by ``rank_by`` (each worker kept its share's best, so this is
     exact); the other modes keep them all (``"pareto"`` fronts are reduced by the caller).
-    This is the only place that reads the search's items, and only their first fields
-    ``(x, y, Δ, ...)``.
     """
     seen: dict = {}
     for p in parts:
         for it in p.patterns:
-            seen.setdefault(pattern_key(it[0], it[1]), it)
+            seen.setdefault(pattern_key(it.x, it.y), it)
     items = list(seen.values())
     if mode == "first":
         return items[:1]
     if mode == "topk" and items:
-        score = np.array([it[2] for it in items], float)
+        score = np.array([it.score for it in items], float)
         key = (pattern_divergences(circuit, d, fav, [it[:2] for it in items], score, delta)
                if rank_by == "divergence" else np.abs(score))
         items = [items[i] for i in np.argsort(-key, kind="stable")[:k]]
@@ -135,6 +133,7 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     res.complete = (run.complete and not run.stopped_early and len(parts) == workers
                     and all(p.complete for p in parts))
     for p in parts:
+        res.best = max(res.best, p.best)
         res.nodes += p.nodes
         res.bounds += p.bounds
         res.pruned += p.pruned

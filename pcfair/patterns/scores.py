@@ -22,6 +22,7 @@ Numerics, shared by every engine:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -43,6 +44,16 @@ def discriminates(abs_score, delta: float):
     (False, True)
     """
     return abs_score > delta + THRESHOLD_ATOL
+
+
+class ScoredPattern(NamedTuple):
+    """One pattern as the engines pass it around: index-form ``x`` and ``y`` (``{variable:
+    value index}``), its score Δ and ``P(x, y)`` (normalised)."""
+
+    x: dict
+    y: dict
+    score: float
+    probability: float
 
 
 @dataclass(frozen=True)

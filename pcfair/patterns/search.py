@@ -58,6 +58,7 @@ from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
 from pcfair.patterns.scores import (
     THRESHOLD_ATOL,
+    ScoredPattern,
     discriminates,
     log_normalizer,
     pattern_divergences,
@@ -86,8 +87,9 @@ PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False, se
 
 @dataclass
 class SearchResult:
-    """Patterns found as ``(x, y, Δ, P(x,y), P(d,x,y), P(y))`` with index-form dicts, plus
-    statistics."""
+    """Patterns found (:class:`~pcfair.patterns.scores.ScoredPattern`), plus statistics;
+    ``best`` is the largest ``|Δ|`` among the patterns the run scored (a lower bound on the
+    model's largest)."""
 
     patterns: list = field(default_factory=list)
     complete: bool = True
@@ -96,6 +98,7 @@ class SearchResult:
     pruned: int = 0
     seconds: float = 0.0
     order: list = field(default_factory=list)
+    best: float = 0.0
 
 
 class _Stop(Exception):
@@ -507,17 +510,18 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
 
     in_top: set = set()
 
-    def record(item: tuple, div: float) -> None:
-        s = item[2]
+    def record(item: ScoredPattern, div: float) -> None:
+        s = item.score
+        res.best = max(res.best, abs(s))
         if mode == "extension":
-            if pattern_key(item[0], item[1]) in member:
+            if pattern_key(item.x, item.y) in member:
                 res.patterns.append(item)
                 raise _Stop
             return
         if not discriminates(abs(s), delta):
             return
         if mode == "topk":
-            pk = pattern_key(item[0], item[1])
+            pk = pattern_key(item.x, item.y)
             if pk in in_top:
                 return  # a seeded pattern, met again
             counter[0] += 1
@@ -527,12 +531,12 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
                 in_top.add(pk)
             elif entry[0] > top[0][0]:
                 gone = heapq.heapreplace(top, entry)
-                in_top.discard(pattern_key(gone[2][0], gone[2][1]))
+                in_top.discard(pattern_key(gone[2].x, gone[2].y))
                 in_top.add(pk)
         elif mode == "pareto":
-            if front.level(item[3]) <= abs(s) * (1 + 1e-9) + 1e-12:
+            if front.level(item.probability) <= abs(s) * (1 + 1e-9) + 1e-12:
                 res.patterns.append(item)
-                front.add(item[3], abs(s))
+                front.add(item.probability, abs(s))
         else:
             res.patterns.append(item)
             if mode == "first":
@@ -574,8 +578,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
                 continue  # P(x, y) = 0: neither it nor its extensions are defined
             nx, ny = children[i]
             if nx:
-                record((nx, ny, float(m.score[i]), float(m.p_xy[i]), float(m.p_dxy[i]),
-                        float(m.p_y[i])), float(div[i]) if div is not None else 0.0)
+                record(ScoredPattern(nx, ny, float(m.score[i]), float(m.p_xy[i])),
+                       float(div[i]) if div is not None else 0.0)
             visit(nx, ny, depth + 1, float(m.p_xy[i]))
         visit(x, y, depth + 1, p_xy)
 
@@ -585,9 +589,9 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         budget = None if deadline is None else max(0.0, 0.1 * (deadline - time.perf_counter()))
         found = sample_search(circuit, d, fav, sensitive, delta, runs=options.seed_runs,
                               time_limit=budget, memo=True, random_state=0).found
-        items = [(dict(kx), dict(ky), *v) for (kx, ky), v in found.items()]
+        items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in found.items()]
         if items:
-            divs = (divergences([it[:2] for it in items], np.array([it[2] for it in items]))
+            divs = (divergences([it[:2] for it in items], np.array([it.score for it in items]))
                     if divergence_rank else np.zeros(len(items)))
             for it, dv in zip(items, divs):
                 record(it, float(dv))

@@ -17,7 +17,7 @@ import pcfair
 from pcfair.patterns import certify, find_patterns
 from pcfair.patterns.parallel import (_share, merge_patterns, parallel_search,
                                       resolve_n_jobs)
-from pcfair.patterns.scores import pattern_divergences
+from pcfair.patterns.scores import ScoredPattern, pattern_divergences
 from pcfair.patterns.search import SearchResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,9 +96,9 @@ def _result(items):
 
 def test_merge_patterns_dedups_and_takes_the_best(compas):
     d, sens = _indices(compas)
-    a = ({sens[0]: 1}, {}, 0.30)
-    b = ({sens[0]: 0}, {sens[1]: 1}, -0.50)
-    c = ({sens[0]: 0}, {}, 0.10)
+    a = ScoredPattern({sens[0]: 1}, {}, 0.30, 0.2)
+    b = ScoredPattern({sens[0]: 0}, {sens[1]: 1}, -0.50, 0.1)
+    c = ScoredPattern({sens[0]: 0}, {}, 0.10, 0.4)
     parts = [_result([a, b]), _result([b, c])]
 
     def merge(parts, mode, k=10):
