@@ -33,7 +33,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from pcfair.errors import FormatError, PCFairError
+from pcfair.errors import PCFairError
 
 EXIT_OK = 0
 EXIT_FOUND = 1
@@ -167,26 +167,12 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vtree", help="vtree file (default: MODEL's sibling .vtree if present)")
 
 
-# What a reader may raise on a corrupt or hostile file when it does not say so itself (a bad
-# gzip stream, a number that overflows, nesting too deep...): bad input, not an internal error.
-_READ_ERRORS = (EOFError, OverflowError, RecursionError, MemoryError, LookupError, TypeError,
-                ValueError)
-
-
 def load_model(path, vtree=None):
-    """:func:`pcfair.load` for the command line: a file it cannot read is a :class:`FormatError`
-    naming the file (exit 2), whatever the reader raised."""
-    import zlib
-
+    """:func:`pcfair.load` for the command line (its readers raise :class:`FormatError`, exit
+    2, for any file they cannot read; anything else is a bug, exit 4)."""
     from pcfair.circuit.io import load
 
-    try:
-        return load(path, vtree=vtree)
-    except (PCFairError, OSError):
-        raise
-    except (zlib.error, *_READ_ERRORS) as exc:
-        raise FormatError(f"cannot read the model ({_exc_name(exc)}: {_one_line(exc)})",
-                          path=str(path)) from exc
+    return load(path, vtree=vtree)
 
 
 def _load(args):

@@ -53,3 +53,7 @@ class NumericalError(PCFairError, ValueError):
     """A computation produced a value that cannot be trusted (NaN where a probability was
     expected, an infinite or zero normaliser). Raised instead of reading such a value as
     "no pattern"."""
+
+
+class ParameterError(PCFairError, ValueError):
+    """A weight or probability is not a valid (log-)probability (NaN, +inf, a log above 0...)."""

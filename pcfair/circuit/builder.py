@@ -14,7 +14,7 @@ import numpy as np
 
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
 from pcfair.circuit.variables import Variables
-from pcfair.errors import StructureError
+from pcfair.errors import ParameterError, StructureError
 
 NodeId = int
 
@@ -29,21 +29,44 @@ def _as_variables(variables) -> Variables:
     raise TypeError("variables must be a Variables, a mapping name -> values, or a count")
 
 
+#: A log-weight may exceed 0 by this much (rounding); above it is refused.
+LOG_ROUNDING = 1e-9
+
+
 def _log(weights, log_weights, n: int, what: str) -> tuple[float, ...]:
+    """Natural logs of the weights of a sum, decision node or categorical leaf.
+
+    ``weights`` (linear) must be finite and non-negative; they are taken as given, normalised
+    or not (``weights=[1, 1]`` is a legitimate unnormalised sum, e.g. of a logical circuit).
+    ``log_weights`` are log-probabilities: NaN, +inf and values above 0 by more than
+    :data:`LOG_ROUNDING` (weights above 1) are refused, ``-inf`` (a zero weight) is kept and
+    values in ``(0, 1e-9]`` are read as 0. Either way a refusal is a
+    :class:`~pcfair.errors.ParameterError` (a ``ValueError``)."""
     if (weights is None) == (log_weights is None):
         raise ValueError(f"give exactly one of weights= or log_weights= for the {what}")
+    try:
+        raw = log_weights if log_weights is not None else weights
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ParameterError(f"{what} weights must be numbers ({exc})") from None
     if log_weights is not None:
-        lw = np.asarray(log_weights, dtype=np.float64)
+        lw = arr
+        if np.any(np.isnan(lw)) or np.any(lw == np.inf):
+            raise ParameterError(f"{what} log-weights must not be NaN or +inf, got {lw.tolist()}")
+        if np.any(lw > LOG_ROUNDING):
+            raise ParameterError(f"{what} log-weights must be log-probabilities (<= 0); got "
+                                 f"{lw.tolist()} (a weight above 1); give weights= for an "
+                                 "unnormalised weight")
+        lw = np.minimum(lw, 0.0)
     else:
-        w = np.asarray(weights, dtype=np.float64)
-        if np.any(w < 0) or not np.all(np.isfinite(w)):
-            raise ValueError(f"{what} weights must be finite and non-negative, got {w.tolist()}")
+        w = arr
+        if np.any(np.isnan(w)) or np.any(w < 0) or not np.all(np.isfinite(w)):
+            raise ParameterError(f"{what} weights must be finite and non-negative, got "
+                                 f"{w.tolist()}")
         with np.errstate(divide="ignore"):
             lw = np.log(w)
     if lw.shape != (n,):
         raise ValueError(f"{what} needs {n} weights, got {lw.shape[0] if lw.ndim else 1}")
-    if np.any(np.isnan(lw)) or np.any(lw == np.inf):
-        raise ValueError(f"{what} log-weights must not be NaN or +inf")
     return tuple(float(x) for x in lw)
 
 
@@ -218,19 +241,25 @@ def from_arrays(variables, kind, var, value, params_by_node, edges_by_node, vtre
             pptr[i], plen[i] = len(params), len(p)
             params.extend(p)
         elif kind[i] == SUM:
-            for a, b, w in edges_by_node[i]:
-                if not (0 <= a < i and b < i):
-                    raise StructureError(f"node {i}: child {a if a >= i else b} is not defined before it")
-                ea.append(a)
-                eb.append(b)
-                ew.append(w)
+            els = edges_by_node[i]
+            if els:
+                a_, b_, w_ = zip(*els)
+                if min(a_) < 0 or max(a_) >= i or min(b_) < -1 or max(b_) >= i:
+                    bad = next(a if not 0 <= a < i else b for a, b, _ in els
+                               if not (0 <= a < i and -1 <= b < i))
+                    raise StructureError(f"node {i}: child {bad} is not defined before it")
+                ea.extend(a_)
+                eb.extend(b_)
+                ew.extend(w_)
         elif kind[i] == PRODUCT:
-            for c in edges_by_node[i]:
-                if not 0 <= c < i:
-                    raise StructureError(f"node {i}: child {c} is not defined before it")
-                ea.append(c)
-                eb.append(-1)
-                ew.append(0.0)
+            kids = edges_by_node[i]
+            if kids:
+                if min(kids) < 0 or max(kids) >= i:
+                    bad = next(c for c in kids if not 0 <= c < i)
+                    raise StructureError(f"node {i}: child {bad} is not defined before it")
+                ea.extend(kids)
+                eb.extend([-1] * len(kids))
+                ew.extend([0.0] * len(kids))
         eptr[i + 1] = len(ea)
     c = Circuit(
         _as_variables(variables), np.asarray(kind), np.asarray(var), np.asarray(value), pptr, plen,

@@ -16,6 +16,32 @@ import numpy as np
 from pcfair.errors import StructureError
 
 
+_I32 = np.iinfo(np.int32)
+
+
+def _int32_array(values, what: str) -> np.ndarray:
+    """``values`` as a 1-D int32 array; anything else (floats, huge or non-numeric entries)
+    is a :class:`StructureError`, never an OverflowError or TypeError."""
+    try:
+        a = np.asarray(values)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise StructureError(f"vtree array {what!r} is not a list of integers ({exc})") from None
+    if a.ndim != 1:
+        raise StructureError(f"vtree array {what!r} must be one-dimensional")
+    if a.size == 0:
+        return np.zeros(0, np.int32)
+    if a.dtype.kind == "O":
+        if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in a):
+            raise StructureError(f"vtree array {what!r} must hold integers")
+    elif a.dtype.kind not in "iu":
+        raise StructureError(f"vtree array {what!r} must hold integers, got {a.dtype}")
+    lo, hi = min(a.tolist()), max(a.tolist())
+    if lo < _I32.min or hi > _I32.max:
+        raise StructureError(f"vtree array {what!r} holds {hi if hi > _I32.max else lo}, "
+                             "out of range")
+    return a.astype(np.int32)
+
+
 class Vtree:
     """A vtree over variables ``0 .. n-1``.
 
@@ -32,9 +58,9 @@ class Vtree:
     """
 
     def __init__(self, left, right, var):
-        self.left = np.asarray(left, dtype=np.int32)
-        self.right = np.asarray(right, dtype=np.int32)
-        self.var = np.asarray(var, dtype=np.int32)
+        self.left = _int32_array(left, "left")
+        self.right = _int32_array(right, "right")
+        self.var = _int32_array(var, "var")
         m = len(self.var)
         if not (len(self.left) == len(self.right) == m) or m == 0:
             raise StructureError("vtree arrays must be non-empty and of equal length")
@@ -60,27 +86,34 @@ class Vtree:
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_nested(cls, tree) -> "Vtree":
-        """Build from nested pairs of variable indices, e.g. ``((0, 1), (2, 3))``."""
+        """Build from nested pairs of variable indices, e.g. ``((0, 1), (2, 3))``.
+
+        Iterative, so deep (e.g. right-linear) vtrees need no recursion."""
         left: list[int] = []
         right: list[int] = []
         var: list[int] = []
-
-        def rec(t) -> int:
-            if isinstance(t, (int, np.integer)):
+        done: list[int] = []  # post-order indices of finished subtrees
+        stack: list[tuple[object, bool]] = [(tree, False)]
+        while stack:
+            t, expanded = stack.pop()
+            if expanded:
+                b = done.pop()
+                a = done.pop()
+                left.append(a)
+                right.append(b)
+                var.append(-1)
+                done.append(len(var) - 1)
+            elif isinstance(t, (int, np.integer)) and not isinstance(t, bool):
                 left.append(-1)
                 right.append(-1)
                 var.append(int(t))
-                return len(var) - 1
-            if not isinstance(t, (tuple, list)) or len(t) != 2:
+                done.append(len(var) - 1)
+            elif isinstance(t, (tuple, list)) and len(t) == 2:
+                stack.append((t, True))
+                stack.append((t[1], False))
+                stack.append((t[0], False))
+            else:
                 raise StructureError(f"vtree nodes are pairs or variable indices, got {t!r}")
-            a = rec(t[0])
-            b = rec(t[1])
-            left.append(a)
-            right.append(b)
-            var.append(-1)
-            return len(var) - 1
-
-        rec(tree)
         return cls(left, right, var)
 
     @classmethod
@@ -110,11 +143,21 @@ class Vtree:
         return cls.from_nested(rec(order))
 
     def to_nested(self, node: int | None = None):
-        """The nested-pairs form (inverse of :meth:`from_nested`)."""
-        node = self.root if node is None else node
-        if self.var[node] >= 0:
-            return int(self.var[node])
-        return (self.to_nested(int(self.left[node])), self.to_nested(int(self.right[node])))
+        """The nested-pairs form (inverse of :meth:`from_nested`); iterative."""
+        node = self.root if node is None else int(node)
+        out: dict[int, object] = {}
+        stack: list[tuple[int, bool]] = [(node, False)]
+        while stack:
+            i, expanded = stack.pop()
+            if self.var[i] >= 0:
+                out[i] = int(self.var[i])
+            elif expanded:
+                out[i] = (out.pop(int(self.left[i])), out.pop(int(self.right[i])))
+            else:
+                stack.append((i, True))
+                stack.append((int(self.right[i]), False))
+                stack.append((int(self.left[i]), False))
+        return out[node]
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -225,11 +268,28 @@ class Vtree:
         return (self.scopes[a] & self.scopes[b]) == self.scopes[b]
 
     # ------------------------------------------------------------------ comparisons
+    @cached_property
+    def _postfix(self) -> tuple[int, ...]:
+        """The tree in postfix notation (left-first DFS; a leaf is its variable, an internal
+        node -1): equal exactly for equal nested forms, and flat, so comparing and hashing deep
+        vtrees needs no recursion."""
+        out: list[int] = []
+        stack: list[tuple[int, bool]] = [(self.root, False)]
+        while stack:
+            i, expanded = stack.pop()
+            if self.var[i] >= 0 or expanded:
+                out.append(int(self.var[i]))
+            else:
+                stack.append((i, True))
+                stack.append((int(self.right[i]), False))
+                stack.append((int(self.left[i]), False))
+        return tuple(out)
+
     def __eq__(self, other) -> bool:
-        return isinstance(other, Vtree) and self.to_nested() == other.to_nested()
+        return isinstance(other, Vtree) and self._postfix == other._postfix
 
     def __hash__(self) -> int:
-        return hash(self.to_nested())
+        return hash(self._postfix)
 
     def inorder_ids(self) -> np.ndarray:
         """In-order position of every node (SDD-package numbering: leaves even)."""

@@ -11,6 +11,13 @@ suffix     read   write  notes
 =========  =====  =====  ==================================================
 
 A trailing ``.gz`` is handled transparently. No format is ever read with pickle.
+
+Every load returns a valid model or raises :class:`~pcfair.errors.FormatError` naming the file
+(and the line where there is one), never another exception for a malformed file: each reader
+checks what its format promises through one function,
+:func:`pcfair.circuit.io._validate.check_loaded` (numbers, normalisation for ``.psdd``,
+``.jpc`` and ``.json``, smoothness, decomposability, the vtree), and sizes are bounded by the
+file's own content. Each writer refuses (``StructureError``) what its reader would refuse.
 """
 
 from __future__ import annotations
@@ -63,7 +70,15 @@ def load(path: str | os.PathLike, vtree: "str | os.PathLike | Vtree | None" = No
     Raises
     ------
     FormatError
-        For unknown suffixes and malformed files (with the file name and line number).
+        For unknown suffixes and for every file that is not a valid model of its format (with
+        the file name, and the line number where there is one): corrupt gzip data, text that is
+        not UTF-8, malformed records, numbers that are NaN, +inf or out of range, sizes the
+        file's own content does not support, and models that break the format's promises
+        (normalisation, smoothness, decomposability, respecting the vtree; see each reader's
+        module docstring). A vtree (given or the sibling file) whose variable count differs
+        from the circuit's, or that the circuit does not respect, is a FormatError too.
+    FileNotFoundError
+        When ``path`` (or the ``vtree`` path) does not exist.
 
     Examples
     --------
@@ -86,9 +101,10 @@ def load(path: str | os.PathLike, vtree: "str | os.PathLike | Vtree | None" = No
         return read_vtree(path)
     if isinstance(vtree, (str, os.PathLike)):
         vtree = read_vtree(vtree)
+    elif vtree is not None and not isinstance(vtree, Vtree):
+        raise TypeError(f"vtree must be a path or a Vtree, not {type(vtree).__name__}")
     if suffix == ".json":
-        c = read_json(path)
-        return c.with_vtree(vtree) if vtree is not None else c
+        return read_json(path, vtree)
     if suffix not in _READERS:
         raise FormatError(f"unknown model file type {suffix!r} (expected .psdd, .sdd, .jpc, "
                           ".json or .vtree)", str(path))

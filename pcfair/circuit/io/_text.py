@@ -3,28 +3,59 @@
 from __future__ import annotations
 
 import gzip
+import io
 import math
 import os
+import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from pcfair.errors import FormatError
 
+_LINE_END = re.compile("\r\n?|\n")
+
 PICKLE_MAGIC = (b"\x80", b"PK\x03\x04")
+
+#: A log-probability may exceed 0 by this much (printing/rounding); above it is refused.
+LOG_ROUNDING = 1e-9
+
+#: Decompressed size limits of a ``.gz`` model file: at most ``MAX_GUNZIP_RATIO`` times the
+#: compressed size plus ``GUNZIP_SLACK`` bytes, and never more than ``MAX_GUNZIPPED_BYTES``. Model
+#: text (full-precision numbers) compresses 3-10 times; a gzip "bomb" is refused, not unpacked.
+MAX_GUNZIPPED_BYTES = 1 << 30
+MAX_GUNZIP_RATIO = 100
+GUNZIP_SLACK = 64 << 20
+
+
+def gunzip(raw: bytes, path: str) -> bytes:
+    """Decompress gzip data (several members allowed), refusing corrupt or truncated data and
+    output beyond the limits above with a :class:`FormatError`."""
+    limit = min(MAX_GUNZIPPED_BYTES, MAX_GUNZIP_RATIO * len(raw) + GUNZIP_SLACK)
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
+            out = f.read(limit + 1)
+    except (OSError, EOFError, zlib.error, ValueError) as exc:
+        raise FormatError(f"corrupt gzip data ({type(exc).__name__}: {exc})", path) from None
+    except MemoryError:
+        raise FormatError("gzip data too large to decompress", path) from None
+    if len(out) > limit:
+        raise FormatError(f"gzip data decompresses to more than {limit} bytes "
+                          f"({MAX_GUNZIP_RATIO} times its size plus {GUNZIP_SLACK >> 20} MiB): "
+                          "refused as a likely gzip bomb", path)
+    return out
 
 
 def read_text(path: str | os.PathLike) -> str:
-    """Read a text model file (transparently gunzipped); refuse binary (e.g. pickled) files."""
+    """Read a text model file (transparently gunzipped); refuse binary (e.g. pickled) files,
+    corrupt gzip data and text that is not UTF-8, all with a :class:`FormatError`."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except IsADirectoryError:
         raise FormatError("is a directory, not a model file", str(path)) from None
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise FormatError(f"corrupt gzip data ({exc})", str(path)) from None
+        raw = gunzip(raw, str(path))
     if raw.startswith(PICKLE_MAGIC) or b"\x00" in raw[:4096]:
         raise FormatError(
             "binary file: this looks like a pickle (pyjuice saves pickles under '.jpc'); "
@@ -32,9 +63,12 @@ def read_text(path: str | os.PathLike) -> str:
             str(path),
         )
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", str(path)) from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise FormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", str(path),
+                          line) from None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -47,8 +81,11 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def records(text: str) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(line number, tokens)`` of non-blank, non-comment lines (comments start with c)."""
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    """Yield ``(line number, tokens)`` of non-blank, non-comment lines (comments start with c).
+
+    Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only, so line numbers are those an editor shows
+    (other separators, such as form feeds, are whitespace inside a line)."""
+    for lineno, line in enumerate(_LINE_END.split(text), start=1):
         tokens = line.split()
         if not tokens or tokens[0][0] == "c":
             continue
@@ -81,10 +118,12 @@ class LineReader:
         return x
 
     def log_prob(self, token: str, what: str) -> float:
-        """A natural-log probability: a number <= 0 (tiny rounding above 0 tolerated), or -inf."""
+        """A natural-log probability: a number <= 0 or -inf (a zero probability). Values above 0
+        by at most :data:`LOG_ROUNDING` are rounding and read as 0; larger ones, +inf and NaN
+        are refused."""
         x = self.float(token, what)
-        if x > 1e-6:
-            raise self.error(f"{what} {token} is log of a probability above 1")
+        if x > LOG_ROUNDING:
+            raise self.error(f"{what} {token} is the log of a probability above 1")
         return min(x, 0.0)
 
     def count(self, tokens: list[str], n: int, record: str) -> None:

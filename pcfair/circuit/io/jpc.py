@@ -12,6 +12,19 @@ Records (variables 1-based, categorical values 0-based)::
 Juice's comment header labels P "sum" and S "product"; the record shapes say the opposite and are
 followed here. Ids must be 0..count−1. Binomial (``B``) leaves are refused. pyjuice's pickled
 ``.jpc`` files are detected and refused.
+
+Juice's circuits are normalised probabilistic circuits, and the weights and parameters are
+log-probabilities, so a loaded ``.jpc`` satisfies (else :class:`FormatError` naming the file and
+the node's line), checked by :func:`pcfair.circuit.io._validate.check_loaded`:
+
+* no NaN or +inf; log-weights and leaf log-probabilities at most 1e-9 above 0; each sum's
+  weights and each ``C`` leaf's parameters sum to 1 within ``|log Σ| <= 1e-6``;
+* variables are numbered 1..n and each appears under the root (so n is bounded by the number of
+  leaf records); a variable's arity is its largest ``I`` value + 1 or its ``C`` leaves' length
+  (every ``C`` leaf of a variable lists all its values), and the arities together may not exceed
+  the number of characters in the file (a file naming value 10**9 is refused, not allocated);
+* smooth and decomposable (a ``.jpc`` is a general circuit, not necessarily structured); with a
+  vtree given to :func:`pcfair.load`, the circuit respects it.
 """
 
 from __future__ import annotations
@@ -20,9 +33,11 @@ import os
 
 import numpy as np
 
-from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, Circuit
 from pcfair.circuit.io._text import LineReader, format_float, read_text, records, write_text
-from pcfair.circuit.io.psdd import _assemble
+from pcfair.circuit.io._flat import FlatNodes
+from pcfair.circuit.io._validate import check_loaded, check_writable
+from pcfair.circuit.io.psdd import _variable_count, _vtree_note
 from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import FormatError
@@ -30,23 +45,33 @@ from pcfair.errors import FormatError
 
 
 def parse_jpc(text: str, path: str = "<string>", vtree: Vtree | None = None) -> Circuit:
+    """Parse ``.jpc`` text into a :class:`Circuit` and validate it (see the module docstring)."""
     r = LineReader(path)
     count = None
-    kind: list[int] = []
-    var: list[int] = []
-    value: list[int] = []
-    params: list = []
-    edges: list = []
+    nodes = FlatNodes()
+    ea, eb, ew = nodes.ea, nodes.eb, nodes.ew
     card: dict[int, int] = {}
+    card_line: dict[int, int] = {}
+    cats: list[tuple[int, int, int]] = []  # (variable, number of values, line) of C records
+    max_var = 0
+    max_var_line = 0
+    n_leaves = 0
 
     def need(v: int, k: int) -> None:
-        card[v] = max(card.get(v, 2), k)
+        nonlocal max_var, max_var_line
+        if k > card.get(v, 2):
+            card[v], card_line[v] = k, r.line
+        else:
+            card.setdefault(v, 2)
+            card_line.setdefault(v, r.line)
+        if v + 1 > max_var:
+            max_var, max_var_line = v + 1, r.line
 
     for lineno, tok in records(text):
         r.line = lineno
         rec = tok[0]
         if rec == "jpc":
-            if count is not None or kind:
+            if count is not None or len(nodes):
                 raise r.error("unexpected second 'jpc' header")
             r.count(tok, 2, "jpc header")
             count = r.int(tok[1], "node count")
@@ -58,24 +83,25 @@ def parse_jpc(text: str, path: str = "<string>", vtree: Vtree | None = None) -> 
         if len(tok) < 4:
             raise r.error(f"{rec} record is too short")
         nid = r.int(tok[1], "node id")
-        if nid != len(kind):
-            raise r.error(f"node ids must be 0..count-1 in order; expected {len(kind)}, got {nid}")
+        if nid != len(nodes):
+            raise r.error(f"node ids must be 0..count-1 in order; expected {len(nodes)}, got {nid}")
         r.int(tok[2], "vtree id")
-        p = e = None
         if rec == "L":
             r.count(tok, 4, "L")
             lit = r.int(tok[3], "literal")
             if lit == 0:
                 raise r.error("literal 0 is not a variable")
-            k, v, val = INDICATOR, abs(lit) - 1, 1 if lit > 0 else 0
-            need(v, 2)
+            need(abs(lit) - 1, 2)
+            nodes.indicator(abs(lit) - 1, 1 if lit > 0 else 0, lineno)
+            n_leaves += 1
         elif rec == "I":
             r.count(tok, 5, "I")
             v, val = r.int(tok[3], "variable") - 1, r.int(tok[4], "value")
             if v < 0 or val < 0:
                 raise r.error("variables are 1-based and values 0-based non-negative integers")
-            k = INDICATOR
             need(v, val + 1)
+            nodes.indicator(v, val, lineno)
+            n_leaves += 1
         elif rec == "C":
             v = r.int(tok[3], "variable") - 1
             if v < 0:
@@ -83,47 +109,49 @@ def parse_jpc(text: str, path: str = "<string>", vtree: Vtree | None = None) -> 
             p = tuple(r.log_prob(t, "log-probability") for t in tok[4:])
             if not p:
                 raise r.error("a categorical leaf needs at least one value")
-            k, val = CATEGORICAL, -1
             need(v, len(p))
+            cats.append((v, len(p), lineno))
+            nodes.categorical(v, p, lineno)
+            n_leaves += 1
         else:
             n = r.int(tok[3], "child count")
             width = 1 if rec == "P" else 2
             if n < 1:
                 raise r.error(f"{rec} needs at least one child")
             r.count(tok, 4 + width * n, f"{rec} with {n} children")
-            e = []
             for j in range(n):
                 c = r.int(tok[4 + width * j], "child id")
                 if not 0 <= c < nid:
                     raise r.error(f"node {nid} refers to node {c}, which is not defined before it")
-                if rec == "P":
-                    e.append(c)
-                else:
-                    e.append((c, -1, r.float(tok[5 + width * j], "log-weight")))
-            k, v, val = (PRODUCT if rec == "P" else SUM), -1, -1
-        kind.append(k)
-        var.append(v)
-        value.append(val)
-        params.append(p)
-        edges.append(e)
+                ea.append(c)
+                eb.append(-1)
+                ew.append(0.0 if rec == "P" else r.log_prob(tok[5 + width * j], "log-weight"))
+            if rec == "P":
+                nodes.product(lineno)
+            else:
+                nodes.sum(lineno)
     r.line = None
-    if not kind:
+    if not len(nodes):
         raise FormatError("no node lines (empty or truncated file)", path)
-    if count is not None and count != len(kind):
-        raise FormatError(f"header says {count} nodes but the file has {len(kind)}", path)
-    n_vars = max(card) + 1 if card else 1
-    if vtree is not None:
-        if n_vars > vtree.num_variables:
-            raise FormatError(f"the circuit mentions variable {n_vars} but the vtree has only "
-                              f"{vtree.num_variables}", path)
-        n_vars = vtree.num_variables
-    for i in range(len(kind)):  # categorical leaves must cover the whole domain
-        if kind[i] == CATEGORICAL and len(params[i]) != card[var[i]]:
-            raise FormatError(f"categorical leaf {i} on variable {var[i] + 1} has "
-                              f"{len(params[i])} values but the variable has {card[var[i]]}", path)
+    if count is not None and count != len(nodes):
+        raise FormatError(f"header says {count} nodes but the file has {len(nodes)}", path)
+    n_vars = _variable_count(max_var, max_var_line, n_leaves, vtree, path,
+                             f"the file has only {n_leaves} L/I/C records: variables are numbered "
+                             "1..n and each must appear")
+    total = sum(card.values())
+    if total > len(text):  # the domains are bounded by the file's own content
+        v = max(card, key=card.get)
+        raise FormatError(f"variable {v + 1} would have {card[v]} values: the domains of a .jpc "
+                          f"file may not hold more values ({total}) than the file has "
+                          f"characters ({len(text)})", path, card_line[v])
+    for v, k, line in cats:  # categorical leaves must cover the whole domain
+        if k != card[v]:
+            raise FormatError(f"categorical leaf on variable {v + 1} has {k} values but the "
+                              f"variable has {card[v]}", path, line)
     variables = Variables([str(i + 1) for i in range(n_vars)],
                           [tuple(range(card.get(i, 2))) for i in range(n_vars)])
-    return _assemble(variables, kind, var, value, params, edges, vtree, path)
+    c, lines = nodes.assemble(variables, vtree, path)
+    return check_loaded(c, path, lines, normalised=True, vtree=vtree, what=_vtree_note(vtree))
 
 
 def read_jpc(path: str | os.PathLike, vtree: Vtree | None = None) -> Circuit:
@@ -174,5 +202,7 @@ def format_jpc(circuit: Circuit) -> str:
 
 
 def write_jpc(circuit: Circuit, path: str | os.PathLike) -> None:
-    """Write a text ``.jpc`` file (gzipped when the name ends in ``.gz``)."""
+    """Write a text ``.jpc`` file (gzipped when the name ends in ``.gz``); raises
+    :class:`StructureError` for a circuit the reader would refuse."""
+    check_writable(circuit, ".jpc")
     write_text(path, format_jpc(circuit))

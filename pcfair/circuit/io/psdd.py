@@ -9,7 +9,22 @@ Records (variables 1-based, literals ``+v``/``-v``, numbers natural logs)::
     D <id> <vtree-id> <k> {<prime> <sub> <log w>}×k
 
 Ids are opaque and may be sparse; the last node line is the root. Vtree ids in the file are not
-trusted: each node's vtree node is re-derived from its scope when it is needed.
+trusted (circuit-layer.md §2.7 item 3: real files disagree with their ``.vtree``, and Juice v0.4
+writes 0 everywhere): each node's vtree node is re-derived from its scope.
+
+What a loaded PSDD satisfies (else :class:`FormatError` naming the file and the node's line),
+checked by :func:`pcfair.circuit.io._validate.check_loaded`:
+
+* numbers are log-probabilities: no NaN, no +inf, none above 0 by more than 1e-9 (``-inf``, a
+  zero probability, is kept); each decision node's weights and each ``T`` leaf's two
+  probabilities sum to 1 within ``|log Σ| <= 1e-6`` (the format stores normalised PSDDs);
+* variables are numbered 1..n and every one of them is mentioned under the root (so a variable
+  number is bounded by the number of ``L``/``T`` records, or by the vtree's variable count);
+* smooth and decomposable, and, with a vtree (given or the sibling ``X.vtree``), the vtree has
+  the circuit's variable count and every element's prime lies under the left and its sub under
+  the right child of their lowest common vtree node.
+
+Determinism (the primes' exclusivity) is not verified on load; ``Circuit.properties()`` does.
 """
 
 from __future__ import annotations
@@ -19,9 +34,11 @@ import os
 
 import numpy as np
 
-from pcfair.circuit.builder import from_arrays
-from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
-from pcfair.circuit.io._text import LineReader, format_float, read_text, records, write_text
+from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, Circuit
+from pcfair.circuit.io._text import (LOG_ROUNDING, LineReader, format_float, read_text, records,
+                                     write_text)
+from pcfair.circuit.io._flat import FlatNodes
+from pcfair.circuit.io._validate import check_loaded, check_writable
 from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import FormatError, StructureError
@@ -37,17 +54,17 @@ def _log1mexp(x: float) -> float:
 
 
 def parse_psdd(text: str, path: str = "<string>", vtree: Vtree | None = None) -> Circuit:
-    """Parse PSDD text into a :class:`Circuit` (attaching ``vtree`` when given)."""
+    """Parse PSDD text into a :class:`Circuit` (attaching ``vtree`` when given) and validate it
+    (see the module docstring)."""
     r = LineReader(path)
     ids: dict[int, int] = {}
-    kind: list[int] = []
-    var: list[int] = []
-    value: list[int] = []
-    params: list[tuple[float, ...] | None] = []
-    edges: list[list[tuple[int, int, float]] | None] = []
+    nodes = FlatNodes()
+    ea, eb, ew = nodes.ea, nodes.eb, nodes.ew
     dialect: int | None = None
     header_seen = False
     max_var = 0
+    max_var_line = 0
+    n_leaves = 0
 
     def child(token: str, parent: int) -> int:
         c = r.int(token, "child id")
@@ -81,12 +98,11 @@ def parse_psdd(text: str, path: str = "<string>", vtree: Vtree | None = None) ->
             lit = r.int(tok[3], "literal")
             if lit == 0:
                 raise r.error("literal 0 is not a variable")
-            kind.append(INDICATOR)
-            var.append(abs(lit) - 1)
-            value.append(1 if lit > 0 else 0)
-            params.append(None)
-            edges.append(None)
-            max_var = max(max_var, abs(lit))
+            v = abs(lit)
+            if v > max_var:
+                max_var, max_var_line = v, lineno
+            ids[nid] = nodes.indicator(v - 1, 1 if lit > 0 else 0, lineno)
+            n_leaves += 1
         elif rec == "T":
             if len(tok) not in (5, 6):
                 raise r.error(f"T record needs 5 (LearnPSDD) or 6 (C++) fields, got {len(tok)}")
@@ -103,83 +119,70 @@ def parse_psdd(text: str, path: str = "<string>", vtree: Vtree | None = None) ->
                 p = (_log1mexp(lt), lt)
             else:
                 p = (r.log_prob(tok[4], "log P(x=0)"), r.log_prob(tok[5], "log P(x=1)"))
-            kind.append(CATEGORICAL)
-            var.append(v - 1)
-            value.append(-1)
-            params.append(p)
-            edges.append(None)
-            max_var = max(max_var, v)
+            if v > max_var:
+                max_var, max_var_line = v, lineno
+            ids[nid] = nodes.categorical(v - 1, p, lineno)
+            n_leaves += 1
         else:
             k = r.int(tok[3], "element count")
             if k < 1:
                 raise r.error(f"a decision node needs at least one element, got {k}")
             r.count(tok, 4 + 3 * k, f"D with {k} elements")
-            els = []
-            for j in range(k):
-                p = child(tok[4 + 3 * j], nid)
-                s = child(tok[5 + 3 * j], nid)
-                w = r.log_prob(tok[6 + 3 * j], "element log-weight")
-                els.append((p, s, w))
-            kind.append(SUM)
-            var.append(-1)
-            value.append(-1)
-            params.append(None)
-            edges.append(els)
-        ids[nid] = len(kind) - 1
+            try:  # fast path; on any doubt the per-token path below names the bad token
+                for j in range(4, 4 + 3 * k, 3):
+                    w = float(tok[j + 2])
+                    if not w <= LOG_ROUNDING:
+                        raise ValueError
+                    ea.append(ids[int(tok[j])])
+                    eb.append(ids[int(tok[j + 1])])
+                    ew.append(w if w < 0.0 else 0.0)
+            except (ValueError, KeyError):
+                nodes.rollback_edges()
+                for j in range(k):
+                    p = child(tok[4 + 3 * j], nid)
+                    s = child(tok[5 + 3 * j], nid)
+                    w = r.log_prob(tok[6 + 3 * j], "element log-weight")
+                    ea.append(p)
+                    eb.append(s)
+                    ew.append(w)
+            ids[nid] = nodes.sum(lineno)
     r.line = None
-    if not kind:
+    if not len(nodes):
         raise FormatError("no node lines (empty or truncated file)", path)
-    n_vars = max_var
+    n_vars = _variable_count(max_var, max_var_line, n_leaves, vtree, path,
+                             f"the file has only {n_leaves} L/T records: variables are numbered "
+                             "1..n and each must appear")
+    c, lines = nodes.assemble(Variables.numbered(n_vars), vtree, path)
+    return check_loaded(c, path, lines, normalised=True, vtree=vtree, what=_vtree_note(vtree))
+
+
+def _vtree_note(vtree: Vtree | None) -> str:
+    return " (with the vtree given or found beside the file)" if vtree is not None else ""
+
+
+def _variable_count(max_var: int, line: int, bound: int, vtree: Vtree | None, path: str,
+                    reason: str, exact: bool = True) -> int:
+    """The number of variables: the vtree's, or the largest variable the file names, which may
+    not exceed ``bound`` (what the file's own content can cover, e.g. its number of leaf
+    records), so that a file naming variable 10**8 is refused instead of allocating that many;
+    ``reason`` says why (it ends the message). With ``exact`` (a distribution over all the
+    vtree's variables) a vtree with more variables than the file names is refused too."""
     if vtree is not None:
         if max_var > vtree.num_variables:
-            raise FormatError(
-                f"the circuit mentions variable {max_var} but the vtree has only "
-                f"{vtree.num_variables}", path,
-            )
-        n_vars = vtree.num_variables
-    return _assemble(Variables.numbered(n_vars), kind, var, value, params, edges, vtree, path)
-
-
-def _assemble(variables, kind, var, value, params, edges, vtree, path) -> Circuit:
-    """Build the circuit from per-node lists (children before parents, root last); a sum's
-    edges are ``(a, b, logw)`` triples, a product's are child ids.
-
-    Nodes the root does not reach occur in real files and are dropped. A root that does not
-    mention every variable the file's input nodes mention is the signature of a truncated file
-    and is refused.
-    """
-    n = len(kind)
-    reach = np.zeros(n, bool)
-    reach[n - 1] = True
-    for i in range(n - 1, -1, -1):
-        if reach[i] and edges[i]:
-            for edge in edges[i]:
-                for c in ((edge,) if isinstance(edge, int) else edge[:2]):
-                    if c >= 0:
-                        reach[c] = True
-    leaf_vars = {var[i] for i in range(n) if var[i] >= 0}
-    root_vars = {var[i] for i in range(n) if var[i] >= 0 and reach[i]}
-    if leaf_vars != root_vars:
-        lost = sorted(v + 1 for v in leaf_vars - root_vars)
-        raise FormatError(
-            f"the root (the last node line) does not mention variable(s) {lost[:10]} that other "
-            "nodes use; the file may be truncated", path,
-        )
-    new_id = np.cumsum(reach) - 1
-    keep = np.flatnonzero(reach)
-    def remap(edge):
-        if isinstance(edge, int):  # a product's child
-            return int(new_id[edge])
-        a, b, w = edge
-        return int(new_id[a]), int(new_id[b]) if b >= 0 else -1, w
-
-    kept_edges = [None if edges[i] is None else [remap(e) for e in edges[i]] for i in keep]
-    return from_arrays(variables, [kind[i] for i in keep], [var[i] for i in keep],
-                       [value[i] for i in keep], [params[i] for i in keep], kept_edges, vtree)
+            raise FormatError(f"the circuit mentions variable {max_var} but the vtree has only "
+                              f"{vtree.num_variables}", path, line)
+        if exact and max_var < vtree.num_variables:
+            raise FormatError(f"the vtree has {vtree.num_variables} variables but the circuit "
+                              f"mentions only variables up to {max_var}", path)
+        return vtree.num_variables
+    if max_var > bound:
+        raise FormatError(f"variable {max_var} is named but {reason}", path, line)
+    return max_var
 
 
 def read_psdd(path: str | os.PathLike, vtree: Vtree | None = None) -> Circuit:
-    """Read a ``.psdd`` file (optionally gzipped)."""
+    """Read a ``.psdd`` file (optionally gzipped); see the module docstring for what is
+    checked."""
     return parse_psdd(read_text(path), str(path), vtree)
 
 
@@ -198,6 +201,7 @@ def format_psdd(circuit: Circuit, vtree: Vtree | None = None) -> str:
     if np.any(card != 2):
         raise StructureError(".psdd holds binary variables only; save categorical circuits as "
                              ".json or .jpc")
+    check_writable(circuit, ".psdd", vtree=vtree)
     vt_of = node_vtree_nodes(circuit, vtree)
     inorder = vtree.inorder_ids()
     lines = [

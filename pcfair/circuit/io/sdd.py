@@ -3,29 +3,39 @@
 ``F`` (false) becomes an empty sum, ``T`` (true) an empty product, ``L`` an indicator and ``D``
 a sum of (prime, sub) elements with weight 1. Evaluating the circuit on a complete assignment
 gives 1 where the formula holds and 0 elsewhere.
+
+An SDD is a logical circuit, so nothing is normalised, and compressed, trimmed SDDs use the
+constants and are not smooth (circuit-layer.md §2.2; the spec's own example is not). A loaded
+``.sdd`` is decomposable and, with a vtree (given or the sibling ``X.vtree``), has its variable
+count and respects it (primes over the left, subs over the right subtree); else
+:class:`FormatError` naming the file and the node's line. Without a vtree the number of
+variables is the largest literal, which may not exceed the file's length in characters.
 """
 
 from __future__ import annotations
 
 import os
 
-from pcfair.circuit.circuit import INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io._text import LineReader, read_text, records
-from pcfair.circuit.io.psdd import _assemble
+from pcfair.circuit.io._flat import FlatNodes
+from pcfair.circuit.io._validate import check_loaded
+from pcfair.circuit.io.psdd import _variable_count, _vtree_note
 from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import FormatError
 
 
 def parse_sdd(text: str, path: str = "<string>", vtree: Vtree | None = None) -> Circuit:
+    """Parse ``.sdd`` text into a logical :class:`Circuit` and validate it (see the module
+    docstring)."""
     r = LineReader(path)
     ids: dict[int, int] = {}
-    kind: list[int] = []
-    var: list[int] = []
-    value: list[int] = []
-    edges: list = []
+    nodes = FlatNodes()
+    ea, eb, ew = nodes.ea, nodes.eb, nodes.ew
     header_seen = False
     max_var = 0
+    max_var_line = 0
     for lineno, tok in records(text):
         r.line = lineno
         rec = tok[0]
@@ -45,27 +55,19 @@ def parse_sdd(text: str, path: str = "<string>", vtree: Vtree | None = None) -> 
             raise r.error(f"node id {nid} is defined twice")
         if rec == "F":
             r.count(tok, 2, "F")
-            kind.append(SUM)
-            edges.append([])
-            var.append(-1)
-            value.append(-1)
+            ids[nid] = nodes.sum(lineno)
         elif rec == "T":
             r.count(tok, 2, "T")
-            kind.append(PRODUCT)
-            edges.append([])
-            var.append(-1)
-            value.append(-1)
+            ids[nid] = nodes.product(lineno)
         elif rec == "L":
             r.count(tok, 4, "L")
             r.int(tok[2], "vtree id")
             lit = r.int(tok[3], "literal")
             if lit == 0:
                 raise r.error("literal 0 is not a variable")
-            kind.append(INDICATOR)
-            var.append(abs(lit) - 1)
-            value.append(1 if lit > 0 else 0)
-            edges.append(None)
-            max_var = max(max_var, abs(lit))
+            if abs(lit) > max_var:
+                max_var, max_var_line = abs(lit), lineno
+            ids[nid] = nodes.indicator(abs(lit) - 1, 1 if lit > 0 else 0, lineno)
         else:
             if len(tok) < 4:
                 raise r.error("D record is too short")
@@ -74,7 +76,6 @@ def parse_sdd(text: str, path: str = "<string>", vtree: Vtree | None = None) -> 
             if k < 1:
                 raise r.error("a decision node needs at least one element")
             r.count(tok, 4 + 2 * k, f"D with {k} elements")
-            els = []
             for j in range(k):
                 pair = []
                 for t in tok[4 + 2 * j : 6 + 2 * j]:
@@ -82,23 +83,20 @@ def parse_sdd(text: str, path: str = "<string>", vtree: Vtree | None = None) -> 
                     if c not in ids:
                         raise r.error(f"node {nid} refers to node {c}, not defined before it")
                     pair.append(ids[c])
-                els.append((pair[0], pair[1], 0.0))
-            kind.append(SUM)
-            var.append(-1)
-            value.append(-1)
-            edges.append(els)
-        ids[nid] = len(kind) - 1
+                ea.append(pair[0])
+                eb.append(pair[1])
+                ew.append(0.0)
+            ids[nid] = nodes.sum(lineno)
     r.line = None
-    if not kind:
+    if not len(nodes):
         raise FormatError("no node lines (empty or truncated file)", path)
-    n_vars = max_var
-    if vtree is not None:
-        if max_var > vtree.num_variables:
-            raise FormatError(f"the SDD mentions variable {max_var} but the vtree has only "
-                              f"{vtree.num_variables}", path)
-        n_vars = vtree.num_variables
-    return _assemble(Variables.numbered(max(n_vars, 1)), kind, var, value, [None] * len(kind),
-                     edges, vtree, path)
+    # an SDD need not mention every variable: without a vtree, bound the count by the text
+    n_vars = _variable_count(max_var, max_var_line, len(text), vtree, path,
+                             f"the file has only {len(text)} characters (give the vtree)",
+                             exact=False)
+    c, lines = nodes.assemble(Variables.numbered(max(n_vars, 1)), vtree, path)
+    return check_loaded(c, path, lines, normalised=False, smooth=False, vtree=vtree,
+                        what=_vtree_note(vtree))
 
 
 def read_sdd(path: str | os.PathLike, vtree: Vtree | None = None) -> Circuit:

@@ -1,4 +1,11 @@
-"""Read and write ``.vtree`` files (SDD package / LearnPSDD / Juice syntax)."""
+"""Read and write ``.vtree`` files (SDD package / LearnPSDD / Juice syntax).
+
+A loaded vtree is a full binary tree whose ``n`` leaves hold the variables ``1..n`` once each
+(so a variable number is bounded by the number of ``L`` records), children are defined before
+their parents, and every node but the root (the last line) has one parent. Anything else is a
+:class:`FormatError` naming the file and, where one line is at fault, the line. The header count
+is not checked (ids are opaque labels, circuit-layer.md §2.1).
+"""
 
 from __future__ import annotations
 
@@ -22,6 +29,7 @@ def parse_vtree(text: str, path: str = "<string>") -> tuple[Vtree, dict[int, int
     right: list[int] = []
     var: list[int] = []
     header_seen = False
+    max_var, max_var_line = 0, None
     for lineno, tok in records(text):
         r.line = lineno
         kind = tok[0]
@@ -37,6 +45,8 @@ def parse_vtree(text: str, path: str = "<string>") -> tuple[Vtree, dict[int, int
             nid, v = r.int(tok[1], "node id"), r.int(tok[2], "variable")
             if v < 1:
                 raise r.error(f"variable {v} must be a positive integer")
+            if v > max_var:
+                max_var, max_var_line = v, lineno
             entry = (-1, -1, v - 1)
         elif kind == "I":
             r.count(tok, 4, "I")
@@ -61,10 +71,10 @@ def parse_vtree(text: str, path: str = "<string>") -> tuple[Vtree, dict[int, int
     # re-number variables densely is not allowed: the file's numbering is the circuit's.
     r.line = None
     n_leaves = sum(1 for v in var if v >= 0)
-    if max(var) + 1 != n_leaves:
+    if max_var != n_leaves:
         raise FormatError(
             f"vtree leaves must hold variables 1..{n_leaves} exactly once "
-            f"(largest variable is {max(var) + 1})", path,
+            f"(largest variable is {max_var})", path, max_var_line,
         )
     try:
         vt = Vtree(left, right, var)
