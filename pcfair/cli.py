@@ -264,7 +264,9 @@ def _pattern_args(p: argparse.ArgumentParser,
     p.add_argument("--favorable", default="1", help="the favourable decision value (default 1)")
     p.add_argument("--engine", choices=engines, default="auto")
     p.add_argument("--time-limit", type=positive_float, default=None,
-                   help="seconds for the search engine (an unfinished search is incomplete)")
+                   help="wall-clock seconds (an unfinished run is incomplete, never fair)")
+    p.add_argument("--min-support", type=fraction, default=0.0, metavar="P",
+                   help="set aside patterns with P(x, y) below P (counted separately)")
 
 
 def _jobs_arg(p: argparse.ArgumentParser) -> None:
@@ -288,7 +290,7 @@ def _cmd_certify(args) -> int:
         return _dry_run(args)
     cert = certify(_load(args), args.decision, _sensitive(args), args.delta,
                    favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
-                   n_jobs=args.jobs, executor=args.scheduler)
+                   n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support)
     if args.format == "json":
         print(json.dumps(cert.to_dict(), default=str))
     else:
@@ -302,6 +304,9 @@ def _cmd_certify(args) -> int:
         if cert.witness is not None:
             w = cert.witness
             print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}")
+        if args.min_support and cert.stats.get("set_aside") is not None:
+            print(f"set aside: {cert.stats['set_aside']:,} pattern(s) with P(x,y) < "
+                  f"{args.min_support}")
     return EXIT_OK if cert.fair else (EXIT_FOUND if cert.fair is False else EXIT_INCOMPLETE)
 
 
@@ -335,13 +340,14 @@ def _cmd_patterns(args) -> int:
                              kind=args.kind, k=args.k, favorable=args.favorable,
                              time_limit=args.time_limit,
                              runs=args.runs if args.time_limit is None else None,
-                             random_state=args.seed)
+                             random_state=args.seed, min_support=args.min_support)
     else:
         ps = find_patterns(_load(args), args.decision, _sensitive(args), args.delta,
                            kind=args.kind, k=args.k, rank_by=args.rank_by,
                            favorable=args.favorable, engine=args.engine,
                            time_limit=args.time_limit, count_only=args.count,
-                           n_jobs=args.jobs, executor=args.scheduler, out=args.out)
+                           n_jobs=args.jobs, executor=args.scheduler, out=args.out,
+                           min_support=args.min_support)
         if args.out is not None:
             print(f"{ps.count} pattern(s) written to {args.out} (engine {ps.engine}, "
                   f"complete {ps.complete})")
@@ -389,7 +395,7 @@ def _cmd_report(args) -> int:
                   time_limit=args.time_limit, sampled=args.sample_runs,
                   max_patterns_per_table=args.max_rows,
                   title=f"pcfair fairness report: {args.model}", random_state=args.seed,
-                  n_jobs=args.jobs, executor=args.scheduler)
+                  n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support)
     if args.out is None:
         print(text, end="")
     else:

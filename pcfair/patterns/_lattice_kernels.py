@@ -173,7 +173,8 @@ def _divergence(a1, a0, m1, m0, score, delta):
 @njit(cache=True)
 def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, combo_off,
                  cell_combos, cond, prob,
-                 mass_ptr, mass_idx, deltas, atol, counts, defined, best, best_idx,
+                 mass_ptr, mass_idx, deltas, atol, min_support, counts, rare, defined,
+                 best, best_idx,
                  top_vals, top_idx, top_sizes,
                  div_vals, div_idx, div_sizes,
                  pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_idx, surv_len,
@@ -187,7 +188,9 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     with a non-empty ``x``; ``combo_off`` its part of the global lattice index; ``mass_ptr``/
     ``mass_idx`` the ext cells whose masses sum to ``P(·, y, ¬x)`` (the disjoint events of
     :func:`pcfair.patterns.scores.divergence_masses`). ``defined[0]`` counts the defined
-    patterns (``P(x, y) > 0``); ``cell_combos[e]`` is the number of combinations whose
+    patterns (``P(x, y) > 0``). Patterns with ``P(x, y) < min_support`` are set aside:
+    counted in ``rare`` (per δ) where they discriminate, and otherwise treated as undefined.
+    ``cell_combos[e]`` is the number of combinations whose
     ``x y`` cell is ``e``, ``cond``/``prob`` scratch arrays of ``ext_size``.
 
     Per leaf, the conditionals ``P(d | e)`` of its cells are computed once; every ``|Δ|`` of
@@ -236,6 +239,15 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
             mags[c] = m
             n_above += m > thresholds[0]
         counts[0] += n_above
+        if min_support > 0.0:  # set aside the patterns that describe too few
+            for c in range(n_c):
+                if prob[combo_xy[c]] < min_support and mags[c] == mags[c]:
+                    for d in range(n_d):
+                        if mags[c] > thresholds[d]:
+                            rare[d] += 1
+                            if d == 0:
+                                counts[0] -= 1
+                    mags[c] = np.nan
         for d in range(1, n_d):
             thr = thresholds[d]
             n_above = 0

@@ -244,7 +244,14 @@ def _csv_sink(handle, pc: Circuit, plan: LatticePlan):
 
 
 def _scan_stats(run: ScanResult) -> dict:
-    return {**run.stats, "complete": run.complete}
+    """The scan's statistics, with the patterns set aside by ``min_support`` (first δ)."""
+    return {**run.stats, "complete": run.complete, "set_aside": int(run.result.rare[0])}
+
+
+def _check_support(min_support: float) -> float:
+    if not 0 <= float(min_support) < 1:
+        raise ValueError(f"min_support must be in [0, 1), got {min_support}")
+    return float(min_support)
 
 
 def _search_stats(results) -> dict:
@@ -271,7 +278,8 @@ def _search_patterns(pc: Circuit, d: int, fav: int, items: list, delta: float
 
 def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, kind: str,
                  k: int, rank_by: str, time_limit: float | None, progress: bool | None,
-                 options: SearchOptions, n_jobs: int, executor=None) -> tuple[list, bool, list]:
+                 options: SearchOptions, n_jobs: int, executor=None,
+                 min_support: float = 0.0) -> tuple[list, bool, list]:
     """Items, completeness and the runs of the search engine for one ``kind``."""
     if kind == "minimal":
         raise SpecError(
@@ -281,7 +289,7 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
     if kind in ("all", "topk", "pareto"):
         mode = {"all": "all", "topk": "topk", "pareto": "pareto"}[kind]
         res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, executor=executor,
-                              mode=mode, k=k,
+                              mode=mode, k=k, min_support=min_support,
                               rank_by=rank_by, time_limit=time_limit, progress=progress,
                               options=options)
         items = res.patterns
@@ -295,6 +303,7 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     res = parallel_search(pc, d, fav, sens, delta, n_jobs=n_jobs, executor=executor, mode="all",
+                          min_support=min_support,
                           time_limit=time_limit, progress=progress, options=options)
     runs, complete = [res], res.complete
     member = {pattern_key(it.x, it.y) for it in res.patterns}
@@ -304,6 +313,7 @@ def _search_kind(pc: Circuit, d: int, fav: int, sens: list[int], delta: float, k
         if len(it.x) + len(it.y) == n_features:
             continue  # a complete assignment is never maximal
         sub = search(pc, d, fav, sens, delta, mode="extension", start=(it.x, it.y),
+                     min_support=min_support,
                      member=member, deadline=deadline, progress=False, order=res.order,
                      options=options)
         runs.append(sub)
@@ -321,7 +331,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                   count_only: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
                   progress: bool | None = None,
                   search_options: SearchOptions = SearchOptions(),
-                  n_jobs: int = 1, executor=None, out=None) -> PatternSet:
+                  n_jobs: int = 1, executor=None, out=None,
+                  min_support: float = 0.0) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -364,6 +375,10 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         scheduler's address such as ``"tcp://10.0.0.5:8786"`` (``pip install
         pcfair[distributed]``). Partial results merge exactly, so every backend gives the
         same answer (see :func:`pcfair.patterns.executors.map_chunks`).
+    min_support : float, default 0
+        Set aside patterns with ``P(x, y) < min_support`` (they describe too few people to
+        act on): they are not reported, not counted among the patterns (the lattice engine
+        counts them in ``stats["set_aside"]``), and do not take part in the summaries.
     out : path, optional
         With ``kind="all"`` and the lattice engine: write every pattern to this CSV file as
         the chunks finish (columns ``x``, ``y``, ``score``, ``probability``, ``divergence``;
@@ -392,11 +407,13 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     if rank_by not in RANKS:
         raise ValueError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    min_support = _check_support(min_support)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
     if name == "search":
         items, complete, runs = _search_kind(pc, d, fav, sens, float(delta), kind,
                                              10 if k is None else int(k), rank_by, time_limit,
-                                             progress, search_options, n_jobs, executor)
+                                             progress, search_options, n_jobs, executor,
+                                             min_support)
         found = _search_patterns(pc, d, fav, items, float(delta))
         key = (lambda p: -p.abs_score) if rank_by == "discrimination" else (lambda p: -p.divergence)
         found.sort(key=key)
@@ -409,13 +426,13 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     if out is not None and kind != "all":
         raise ValueError("out= writes the patterns of kind='all'")
     query = LatticeQuery(
-        deltas=(delta,), listing=kind == "all" and not count_only,
+        deltas=(delta,), min_support=min_support, listing=kind == "all" and not count_only,
         k_top=k if kind == "topk" and not by_div else 0,
         k_div=k if kind == "topk" and by_div else 0,
         pareto=kind == "pareto", dense=kind in ("maximal", "minimal"))
     sink = handle = None
     if out is not None:
-        query = LatticeQuery(deltas=(delta,), listing=True)
+        query = LatticeQuery(deltas=(delta,), min_support=min_support, listing=True)
         handle = open(out, "w", newline="", encoding="utf-8")
         sink = _csv_sink(handle, pc, make_plan(pc, d, fav, sens, max_bytes))
     try:
@@ -452,7 +469,7 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
             time_limit: float | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
             progress: bool | None = None,
             search_options: SearchOptions = SearchOptions(), n_jobs: int = 1,
-            executor=None) -> Certificate:
+            executor=None, min_support: float = 0.0) -> Certificate:
     """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
 
     Parameters are those of :func:`find_patterns`; ``engine="search"`` stops at the first
@@ -474,11 +491,12 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     (True, False)
     """
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    min_support = _check_support(min_support)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
     if name == "search":
         res = parallel_search(pc, d, fav, sens, float(delta), n_jobs=n_jobs, mode="first",
                               time_limit=time_limit, progress=progress, options=search_options,
-                              executor=executor)
+                              executor=executor, min_support=min_support)
         witness = (_search_patterns(pc, d, fav, res.patterns[:1], float(delta))[0]
                    if res.patterns else None)
         fair = False if witness is not None else (True if res.complete else None)
@@ -486,7 +504,8 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
                            delta=float(delta), engine=name, witness=witness,
                            max_abs_score=res.best if res.best > 0 else None,
                            stats=_search_stats(res), max_abs_exact=False)
-    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), k_top=1),
+    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), k_top=1,
+                                              min_support=min_support),
                max_bytes=max_bytes, n_jobs=n_jobs, executor=executor, time_limit=time_limit,
                progress=progress)
     res = run.result
@@ -503,8 +522,8 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
                    ks=(1, 10, 100), *, favorable=1, max_bytes: int = DEFAULT_MAX_BYTES,
                    summaries: bool = True, n_jobs: int = 1, executor=None,
-                   time_limit: float | None = None, progress: bool | None = None
-                   ) -> pd.DataFrame:
+                   time_limit: float | None = None, progress: bool | None = None,
+                   min_support: float = 0.0) -> pd.DataFrame:
     """Counts and summaries at several thresholds from one pass of the lattice engine.
 
     One row per δ: numbers of discrimination patterns, maximal, minimal and Pareto-optimal
@@ -527,7 +546,8 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     kmax = max(ks)
     plan = make_plan(pc, d, fav, sens, max_bytes)
     dense = summaries and 8 * plan.num_points <= max_bytes and n_jobs == 1 and executor is None
-    query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, dense=dense)
+    query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, dense=dense,
+                         min_support=_check_support(min_support))
     run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs, executor=executor,
                time_limit=time_limit, progress=progress)
     res = run.result
@@ -537,7 +557,7 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
                                                            for v in run.plan.features))
     rows = []
     for i, delta in enumerate(deltas):
-        row = {"delta": delta, "patterns": int(res.counts[i])}
+        row = {"delta": delta, "patterns": int(res.counts[i]), "set_aside": int(res.rare[i])}
         if dense:
             disc = valid & discriminates(np.nan_to_num(run.dense), delta)
             masks = extension_summaries(valid, disc, run.plan.shape,
@@ -559,7 +579,7 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
 def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str = "all",
                     k: int | None = None, favorable=1, time_limit: float | None = None,
                     runs: int | None = None, memo: bool = True,
-                    random_state=None) -> PatternSet:
+                    random_state=None, min_support: float = 0.0) -> PatternSet:
     """Mine patterns by sampling (see :mod:`pcfair.patterns.sampling`); never certifies.
 
     ``kind`` is ``"all"``, ``"topk"`` (by |Δ|) or ``"pareto"`` (the strict front of the sampled
@@ -582,7 +602,8 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
         raise ValueError("sampling offers kind 'all', 'topk' or 'pareto'")
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     res = sample_search(pc, d, fav, sens, float(delta), runs=runs, time_limit=time_limit,
-                        memo=memo, random_state=random_state)
+                        memo=memo, random_state=random_state,
+                        min_support=_check_support(min_support))
     items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in res.found.items()]
     items.sort(key=lambda it: -abs(it.score))
     if kind == "topk":

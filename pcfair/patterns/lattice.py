@@ -231,9 +231,12 @@ class LatticeQuery:
     Pareto candidates per δ, see :func:`final_front`; the smallest is the listing's and the witness's threshold).
     ``k_top``: best ``|Δ|`` kept; ``k_div``: best divergences kept per δ; ``pareto``: the
     strict fronts; ``listing``: every pattern of the smallest δ; ``dense``: write ``|Δ|`` of
-    every point into one array (NaN where undefined; in-process only)."""
+    every point into one array (NaN where undefined; in-process only). Patterns with
+    ``P(x, y) < min_support`` are set aside: counted per δ in :attr:`ChunkResult.rare`,
+    otherwise treated as undefined."""
 
     deltas: tuple[float, ...]
+    min_support: float = 0.0
     k_top: int = 0
     k_div: int = 0
     pareto: bool = False
@@ -247,6 +250,7 @@ class ChunkResult:
     patterns of the smallest δ as arrays (global index, Δ, P(x, y), divergence)."""
 
     counts: np.ndarray
+    rare: np.ndarray | None = None
     defined: int = 0
     best: float = 0.0
     best_index: int = -1
@@ -311,6 +315,7 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     deltas = np.array(query.deltas, np.float64)
     nd = len(deltas)
     counts = np.zeros(nd, np.int64)
+    rare = np.zeros(nd, np.int64)
     best = np.zeros(1)
     best_idx = np.full(1, -1, np.int64)
     defined = np.zeros(1, np.int64)
@@ -352,7 +357,8 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
         leaves += got
         K.score_leaves(leaf_ext, leaf_index, got, plan.ext_size, xy, yy, off, cell_combos,
                        cond, prob, mptr, midx,
-                       deltas, THRESHOLD_ATOL, counts, defined, best, best_idx,
+                       deltas, THRESHOLD_ATOL, float(query.min_support), counts, rare, defined,
+                       best, best_idx,
                        top_vals, top_idx, top_sizes, div_vals, div_idx, div_sizes,
                        query.pareto, front_p, front_best, front_len, surv_p, surv_a,
                        surv_idx, surv_len, query.listing, list_idx, list_score, list_p,
@@ -374,7 +380,7 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
             listed.append((list_idx[:m].copy(), list_score[:m].copy(), list_p[:m].copy(),
                            list_div[:m].copy()))
             list_len[0] = 0
-    out = ChunkResult(counts=counts, defined=int(defined[0]), best=float(best[0]),
+    out = ChunkResult(counts=counts, rare=rare, defined=int(defined[0]), best=float(best[0]),
                       best_index=int(best_idx[0]),
                       top=_heap_items(top_vals[0], top_idx[0], int(top_sizes[0])),
                       div=[_heap_items(div_vals[d], div_idx[d], int(div_sizes[d]))
@@ -429,11 +435,12 @@ def merge(results: list[ChunkResult], query: LatticeQuery) -> ChunkResult:
     """Merge chunk results exactly: counts add, heaps keep the best, fronts are re-filtered,
     listings concatenate (sorted by index, so the merge does not depend on order)."""
     nd = len(query.deltas)
-    out = ChunkResult(counts=np.zeros(nd, np.int64))
+    out = ChunkResult(counts=np.zeros(nd, np.int64), rare=np.zeros(nd, np.int64))
     results = [r for r in results if r is not None]
     if not results:
         return out
     out.counts = np.sum([r.counts for r in results], axis=0)
+    out.rare = np.sum([r.rare for r in results], axis=0)
     out.defined = sum(r.defined for r in results)
     best = max(results, key=lambda r: (r.best, -r.best_index))
     out.best, out.best_index = best.best, best.best_index

@@ -77,7 +77,8 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
                     n_jobs: int = 1, mode: str = "all", k: int = 10,
                     rank_by: str = "discrimination", time_limit: float | None = None,
                     assume_deterministic: bool = False, progress: bool | None = None,
-                    options: SearchOptions = SearchOptions(), executor=None) -> SearchResult:
+                    options: SearchOptions = SearchOptions(), executor=None,
+                    min_support: float = 0.0) -> SearchResult:
     """:func:`search` split into disjoint shares run on ``n_jobs`` local processes (``-1``:
     every core) or on ``executor`` (see :func:`pcfair.patterns.executors.map_chunks`).
 
@@ -97,7 +98,7 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     if mode == "extension":
         raise ValueError("the extension mode is not split across processes")
     deadline_wall = deadline_from(time_limit)
-    kwargs = {"mode": mode, "k": k, "rank_by": rank_by,
+    kwargs = {"mode": mode, "k": k, "rank_by": rank_by, "min_support": min_support,
               "assume_deterministic": assume_deterministic, "options": options}
     workers = resolve_n_jobs(n_jobs) if executor is None else 2
     if workers <= 1 and executor is None:

@@ -40,7 +40,7 @@ class SamplingResult:
 
 def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
                   runs: int | None = None, time_limit: float | None = None, memo: bool = True,
-                  random_state=None) -> SamplingResult:
+                  random_state=None, min_support: float = 0.0) -> SamplingResult:
     """Run the sampling miner until ``runs`` runs or ``time_limit`` seconds (one is needed)."""
     if runs is None and time_limit is None:
         raise ValueError("give runs= or time_limit= (sampling has no natural end)")
@@ -91,7 +91,8 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
             scores = score_many(cands)
             for (cx, cy), sc in zip(cands, scores):
                 k = key(cx, cy)
-                if discriminates(abs(sc[0]), delta) and k not in res.found:
+                if (discriminates(abs(sc[0]), delta) and sc[1] >= min_support
+                        and k not in res.found):
                     res.found[k] = sc
                     res.first_seen[k] = (res.explored, time.perf_counter() - t0)
             power = 1.0 + step / max(n - 1, 1)

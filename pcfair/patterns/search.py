@@ -395,8 +395,13 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
            assume_deterministic: bool = False, progress: bool | None = None,
            options: SearchOptions = SearchOptions(), order: list[int] | None = None,
            start: tuple[dict, dict] | None = None, member: set | None = None,
-           partition: tuple[int, int, int] | None = None) -> SearchResult:
+           partition: tuple[int, int, int] | None = None,
+           min_support: float = 0.0) -> SearchResult:
     """Branch-and-bound search.
+
+    Patterns with ``P(x, y) < min_support`` are not patterns here (set aside), and a node
+    below it is pruned with its subtree (every extension is rarer still); the search does not
+    count the patterns it so sets aside.
 
     ``mode``: ``"all"`` (every pattern with |Δ| > δ), ``"first"`` (stop at the first one:
     certification), ``"topk"`` (the ``k`` best by ``rank_by``: ``"discrimination"`` |Δ| or
@@ -518,7 +523,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
                 res.patterns.append(item)
                 raise _Stop
             return
-        if not discriminates(abs(s), delta):
+        if not discriminates(abs(s), delta) or item.probability < min_support:
             return
         if mode == "topk":
             pk = pattern_key(item.x, item.y)
@@ -561,7 +566,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             return  # another worker's subtree
         if not x and not any(v in sens for v in order[depth:]):
             return  # no sensitive variable left to put in x
-        if (x or y) and prune(x, y, depth, p_xy):
+        if (x or y) and (p_xy < min_support or prune(x, y, depth, p_xy)):
             res.pruned += 1
             return
         z = order[depth]

@@ -45,7 +45,7 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
            out: str | os.PathLike | None = None, engine: str = "auto",
            time_limit: float | None = None, sampled=None, max_patterns_per_table: int = 25,
            max_front_points: int = 20_000, title: str | None = None,
-           random_state=0, n_jobs: int = 1, executor=None) -> str:
+           random_state=0, n_jobs: int = 1, executor=None, min_support: float = 0.0) -> str:
     """Certify a circuit and write a report a person can read (see the module docstring).
 
     Parameters
@@ -89,6 +89,9 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
         Heading of the document (default "pcfair fairness report", or the file name).
     random_state : int or Generator, default 0
         Seeds the sampled run, sampled EO estimates and the figure's subsample.
+    min_support : float, default 0
+        Set aside patterns with ``P(x, y)`` below it in every count and table (see
+        :func:`pcfair.find_patterns`).
     n_jobs, executor
         Where the engines run their chunks: local processes, or an executor / Dask client /
         scheduler address (see :func:`pcfair.find_patterns`).
@@ -143,7 +146,7 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
                      fmt=format, engine=engine, time_limit=time_limit, sampled=sampled,
                      max_patterns_per_table=max_patterns_per_table,
                      max_front_points=max_front_points, title=title, n_jobs=n_jobs,
-                     executor=executor,
+                     executor=executor, min_support=min_support,
                      random_state=random_state)
     figures, missing = render_figures(content)
     doc = build_document(content, figures, missing, __version__)

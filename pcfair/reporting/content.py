@@ -237,7 +237,9 @@ def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, ru
     from pcfair.patterns.lattice import LatticeQuery, scan
 
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
-    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), listing=True), **run_on)
+    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), listing=True,
+                                              min_support=run_on["min_support"]),
+               n_jobs=run_on["n_jobs"], executor=run_on["executor"])
     _, score, prob, _ = run.result.listing
     pick = np.sort(rng.choice(len(score), size=min(max_points, len(score)), replace=False))
     return FrontPoints(prob[pick], np.abs(score[pick]), len(score), run.complete, "dense",
@@ -285,7 +287,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
            engine: str = "auto", time_limit: float | None = None, sampled=None,
            max_patterns_per_table: int = 25, max_front_points: int = 20_000,
            title: str | None = None, random_state=0, n_jobs: int = 1,
-           executor=None) -> ReportContent:
+           executor=None, min_support: float = 0.0) -> ReportContent:
     """Compute everything a report shows (the arguments are those of :func:`pcfair.report`).
 
     Returns
@@ -310,7 +312,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
     delta = float(delta)
     sensitive = _as_list(sensitive)
     rng = np.random.default_rng(random_state)
-    run_on = {"n_jobs": n_jobs, "executor": executor}
+    run_on = {"n_jobs": n_jobs, "executor": executor, "min_support": min_support}
     cert = certify(pc, decision, sensitive, delta, favorable=favorable, engine=engine,
                    time_limit=time_limit, **run_on)
     try:
