@@ -377,7 +377,9 @@ def _cmd_metrics(args) -> int:
     if args.format == "json":
         print(json.dumps(m.to_dict()))
     else:
-        print(f"DI  {m.di:.6f}\nSP  {m.sp:.6f}")
+        print(f"DI ratio  {m.disparate_impact_ratio:.6f}  (min/max rate; four-fifths rule: "
+              f"{'passes' if m.disparate_impact_ratio >= 0.8 else 'fails'})")
+        print(f"DI  {m.di:.6f}  (the paper's 1 - ratio)\nSP  {m.sp:.6f}")
         for name, v in m.sp1.items():
             print(f"SP-1[{name}]  {v:.6f}")
         how = "exact" if m.eo_exact else f"sampled, standard error <= {m.eo_stderr:.4f}"

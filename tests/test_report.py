@@ -61,7 +61,7 @@ def _check_html(text: str, pc, sensitive, *, sampled: bool, limit: int = LIMIT):
     assert len(page.tables["model-size"].rows) == 5
     assert len(page.tables["model-properties"].rows) == 5
     assert [r[0] for r in page.tables["model-variables"].rows] == list(pc.variables.names)
-    assert len(page.tables["metrics"].rows) == 3 + len(sensitive)
+    assert len(page.tables["metrics"].rows) == 4 + len(sensitive)  # DI ratio, DI, SP, EO and SP-1 per variable
     assert len(page.tables["counts"].rows) == 3
     for key in PATTERN_SECTIONS:
         table = page.tables.get(f"{key}-table")
@@ -140,6 +140,7 @@ def test_html_report_of_compas_shows_the_certifiers_numbers(compas, tmp_path):
     m = pcfair.fairness_metrics(pc, decision, sensitive)
     metrics = {r[0]: r[1] for r in page.tables["metrics"].rows}
     assert metrics["DI"] == f"{m.di:.4f}" and metrics["EO"] == f"{m.eo:.4f}"
+    assert metrics["DI ratio"] == f"{m.disparate_impact_ratio:.4f}"
     assert metrics["SP-1 [Sex_]"] == f"{m.sp1['Sex_']:.4f}"
     cert = dict(page.tables["certificate"].rows)
     assert cert["verdict"] == "unfair" and cert["engine"] == "dense"

@@ -156,12 +156,45 @@ class Certificate:
                 "max_abs_exact": self.max_abs_exact, "stats": self.stats}
 
 
+def as_circuit(model) -> Circuit:
+    """The circuit of ``model``: a :class:`Circuit`, a model file for :func:`pcfair.load`, or a
+    fitted :class:`pcfair.PCClassifier` (its ``circuit_``, whose decision is named after the
+    training target). Anything else is a :class:`TypeError` saying what is accepted.
+
+    Examples
+    --------
+    >>> as_circuit(3.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: expected a pcfair Circuit, a model file path or a fitted PCClassifier, got float...
+    """
+    import os
+
+    if isinstance(model, Circuit):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        from pcfair.circuit.io import load
+
+        loaded = load(model)
+        if not isinstance(loaded, Circuit):
+            raise TypeError(f"{model} holds a vtree, not a circuit")
+        return loaded
+    fitted = getattr(model, "circuit_", None)
+    if isinstance(fitted, Circuit):
+        return fitted
+    hint = (" (fit it first)" if hasattr(model, "fit") and hasattr(model, "predict_proba")
+            and type(model).__name__ == "PCClassifier" else
+            "; other models can be audited with pcfair.audits" if hasattr(model, "predict")
+            else "")
+    raise TypeError("expected a pcfair Circuit, a model file path or a fitted PCClassifier, "
+                    f"got {type(model).__name__}{hint}")
+
+
 def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
     """Check the arguments; return the circuit of the normalised distribution (checked for
     exact marginals, cached on the circuit so repeated calls share compiled plans), the
     decision, its favourable value and the sensitive variables."""
-    if not isinstance(circuit, Circuit):
-        raise TypeError(f"expected a pcfair Circuit, got {type(circuit).__name__}")
+    circuit = as_circuit(circuit)
     d, fav, _ = decision_evidence(circuit, decision, favorable)
     if isinstance(sensitive, (str, int)):
         sensitive = [sensitive]
@@ -337,7 +370,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
 
     Parameters
     ----------
-    pc : Circuit
+    pc : Circuit, path or fitted PCClassifier
+        The model (see :func:`as_circuit`).
     decision : str
         The binary decision variable ``D``.
     sensitive : str or sequence of str

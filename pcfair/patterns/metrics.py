@@ -3,8 +3,10 @@
 With ``s`` ranging over joint assignments of the sensitive variables and the PC's classifier
 ``d̂(z) = 1[P(d | z) > 0.5]`` over complete feature assignments ``z``:
 
-- ``DI = 1 − min_s P(d|s) / max_s P(d|s)`` and ``SP = max_s P(d|s) − min_s P(d|s)`` (exact:
-  marginal queries);
+- ``DI = 1 − min_s P(d|s) / max_s P(d|s)`` (the paper's difference form, :attr:`di`) and the
+  ratio ``min_s P(d|s) / max_s P(d|s)`` that AIF360, Fairlearn and the four-fifths rule call
+  disparate impact (:attr:`disparate_impact_ratio`); ``SP = max_s P(d|s) − min_s P(d|s)``
+  (exact: marginal queries);
 - ``SP-1``: SP for each sensitive variable alone;
 - ``EO = max over D's values c of (max_s P(d̂=1 | s, c) − min_s P(d̂=1 | s, c))``: exact by
   enumerating the complete assignments when there are at most ``max_enumerate`` of them, else
@@ -30,7 +32,9 @@ from pcfair.inference.sampling import as_generator, sample_codes
 @dataclass(frozen=True)
 class FairnessMetrics:
     """DI, SP, per-variable SP-1 and EO; ``eo_exact`` says how EO was computed and
-    ``eo_stderr`` bounds its sampling error (0 when exact)."""
+    ``eo_stderr`` bounds its sampling error (0 when exact). ``di`` is the paper's
+    ``1 − ratio``; ``disparate_impact_ratio`` the ratio itself (below 0.8 fails the
+    four-fifths rule)."""
 
     di: float
     sp: float
@@ -40,8 +44,14 @@ class FairnessMetrics:
     eo_stderr: float
     groups: list = field(default_factory=list, repr=False)
 
+    @property
+    def disparate_impact_ratio(self) -> float:
+        """``min_s P(d|s) / max_s P(d|s)`` (1 when every group has the same rate)."""
+        return 1.0 - self.di
+
     def to_dict(self) -> dict:
-        return {"DI": self.di, "SP": self.sp, "SP-1": self.sp1, "EO": self.eo,
+        return {"DI": self.di, "disparate_impact_ratio": self.disparate_impact_ratio,
+                "SP": self.sp, "SP-1": self.sp1, "EO": self.eo,
                 "EO_exact": self.eo_exact, "EO_stderr": self.eo_stderr}
 
 
@@ -64,6 +74,9 @@ def fairness_metrics(pc: Circuit, decision, sensitive, favorable=1, *,
     >>> round(m.sp, 4), round(m.di, 4)
     (0.4167, 0.625)
     """
+    from pcfair.patterns.api import as_circuit
+
+    pc = as_circuit(pc)
     d, fav, unfav = decision_evidence(pc, decision, favorable)
     if isinstance(sensitive, (str, int)):
         sensitive = [sensitive]

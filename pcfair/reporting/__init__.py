@@ -137,11 +137,11 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
     if out is not None and not Path(out).parent.is_dir():
         raise ReportOptionError(f"cannot write {out}: the folder {Path(out).parent} does not "
                                 "exist")
-    if isinstance(pc, (str, os.PathLike)):
-        from pcfair.circuit.io import load
+    from pcfair.patterns.api import as_circuit
 
+    if isinstance(pc, (str, os.PathLike)):
         title = title or f"pcfair fairness report: {Path(pc).name}"
-        pc = load(pc)
+    pc = as_circuit(pc)
     content = gather(pc, decision, sensitive, delta, favorable=favorable, deltas=deltas, k=k,
                      fmt=format, engine=engine, time_limit=time_limit, sampled=sampled,
                      max_patterns_per_table=max_patterns_per_table,

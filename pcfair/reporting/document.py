@@ -167,7 +167,10 @@ def _metrics(c: ReportContent) -> Section:
                        [intro, Paragraph(f"Unavailable: {c.metrics_error}", "note")])
     m = c.metrics
     eo_how = "exact" if m.eo_exact else f"sampled, standard error ≤ {m.eo_stderr:.4f}"
-    rows = [("DI", _fmt_num(m.di), "1 − min_s P(d | s) / max_s P(d | s)"),
+    rows = [("DI ratio", _fmt_num(m.disparate_impact_ratio),
+             "min_s P(d | s) / max_s P(d | s) (AIF360, Fairlearn; below 0.8 fails the "
+             "four-fifths rule)"),
+            ("DI", _fmt_num(m.di), "1 − min_s P(d | s) / max_s P(d | s) (the paper's)"),
             ("SP", _fmt_num(m.sp), "max_s P(d | s) − min_s P(d | s)")]
     rows += [(f"SP-1 [{name}]", _fmt_num(v), f"SP for {name} alone")
              for name, v in m.sp1.items()]
