@@ -21,12 +21,33 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.reporting.content import ReportContent, ReportOptionError, gather
 
-__all__ = ["ReportContent", "ReportOptionError", "gather", "report"]
+__all__ = ["ReportContent", "ReportFile", "ReportOptionError", "gather", "report"]
+
+
+@dataclass(frozen=True)
+class ReportFile:
+    """What :func:`report` returns when it wrote a file: where, in which format, and the
+    verdict (``fair`` as in :class:`pcfair.Certificate`), instead of the whole document
+    flooding a notebook cell; ``read()`` gives the document."""
+
+    path: Path
+    format: str
+    fair: bool | None
+    delta: float
+
+    def read(self) -> str:
+        """The document's text."""
+        return self.path.read_text(encoding="utf-8")
+
+    def __repr__(self) -> str:
+        verdict = {True: "FAIR", False: "UNFAIR", None: "INCOMPLETE"}[self.fair]
+        return f"ReportFile({str(self.path)!r}, {self.format}, {verdict} at delta {self.delta})"
 
 
 def _write_images(figures, out: Path) -> dict[str, str]:
@@ -45,7 +66,8 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
            out: str | os.PathLike | None = None, engine: str = "auto",
            time_limit: float | None = None, sampled=None, max_patterns_per_table: int = 25,
            max_front_points: int = 20_000, title: str | None = None,
-           random_state=0, n_jobs: int = 1, executor=None, min_support: float = 0.0) -> str:
+           random_state=0, n_jobs: int = 1, executor=None, min_support: float = 0.0
+           ) -> "str | ReportFile":
     """Certify a circuit and write a report a person can read (see the module docstring).
 
     Parameters
@@ -98,8 +120,9 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
 
     Returns
     -------
-    str
-        The document.
+    str or ReportFile
+        The document; with ``out``, a small :class:`ReportFile` (path, format, verdict)
+        instead.
 
     Raises
     ------
@@ -159,6 +182,7 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
 
         images = _write_images(figures, Path(out)) if out is not None and figures else {}
         text = render_markdown(doc, images)
-    if out is not None:
-        Path(out).write_text(text, encoding="utf-8")
-    return text
+    if out is None:
+        return text
+    Path(out).write_text(text, encoding="utf-8")
+    return ReportFile(Path(out), format, content.certificate.fair, float(delta))
