@@ -93,7 +93,11 @@ def _check_markdown(text: str, *, sampled: bool, folder: Path | None = None):
             assert any(line.startswith("> Unavailable") for line in s.lines), key
             continue
         (caption, header, rows), = s.tables
-        assert len(header) == 5 and all(len(r) == 5 for r in rows)
+        # five fixed columns, then one per variable the shown patterns mention
+        assert header[:5] == ["\\#", "pattern (x \\| y)", "Δ", "P(x, y)", "divergence"]
+        assert all(len(r) == len(header) for r in rows)
+        for r in rows:  # every variable of the pattern's text has its column filled
+            assert sum(bool(cell) for cell in r[5:]) == r[1].count("=")
         assert len(rows) == min(expected_rows(caption, LIMIT), LIMIT)
         assert all(r[1].startswith("`") and r[1].endswith("`") for r in rows)
     images = [img for s in sections.values() for img in s.images]
@@ -234,8 +238,8 @@ def test_names_and_values_are_escaped(tmp_path):
     texts = [r[1] for r in page.tables["top_discrimination-table"].rows]
     assert f"{evil}=a|b" in texts and f"{evil}=<i>& | age=<25" in texts
     md = report(pc, "d", [evil], 0.05, format="markdown")
-    (_, _, rows), = read_markdown(md)[TITLES["top_discrimination"]].tables
-    assert all(len(r) == 5 for r in rows)  # escaped pipes do not split cells
+    (_, header, rows), = read_markdown(md)[TITLES["top_discrimination"]].tables
+    assert all(len(r) == len(header) == 7 for r in rows)  # escaped pipes do not split cells
     assert "\\<script\\>" in md
 
 

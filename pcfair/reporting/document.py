@@ -30,7 +30,9 @@ SECTION_IDS = ("summary", "model", "metrics", "certificate", "counts", "top_disc
 
 @dataclass(frozen=True)
 class Paragraph:
-    """Plain text; ``kind`` is ``"text"``, ``"verdict"`` (emphasised) or ``"note"``."""
+    """Plain text; ``kind`` is ``"text"``, ``"verdict"`` (emphasised), ``"note"``, or a
+    banner ``"banner-fair"``, ``"banner-unfair"``, ``"banner-incomplete"`` (the verdict,
+    coloured)."""
 
     text: str
     kind: str = "text"
@@ -97,9 +99,15 @@ def _yes(v) -> str:
 # ------------------------------------------------------------------------------ sections
 
 
+def _banner(c: ReportContent) -> Paragraph:
+    """The verdict as a banner (colour and text), first thing in the document."""
+    kind = {True: "fair", False: "unfair", None: "incomplete"}[c.certificate.fair]
+    return Paragraph(_verdict(c), f"banner-{kind}")
+
+
 def _summary(c: ReportContent) -> Section:
     cert = c.certificate
-    items = [_verdict(c)]
+    items = []
     row = c.counts.loc[c.counts["delta"] == c.delta].iloc[0]
     count = _fmt_count(row["patterns"], bool(row["complete"]))
     items.append(f"{count} discrimination patterns at δ = {c.delta:g} ({cert.engine} engine).")
@@ -110,11 +118,12 @@ def _summary(c: ReportContent) -> Section:
                      f"{p.text()}.")
     if c.metrics is not None:
         m = c.metrics
-        items.append(f"Group metrics: DI {m.di:.4f}, SP {m.sp:.4f}, EO {m.eo:.4f}.")
+        items.append(f"Group metrics: DI ratio {m.disparate_impact_ratio:.4f} (paper's DI "
+                     f"{m.di:.4f}), SP {m.sp:.4f}, EO {m.eo:.4f}.")
     if c.sampled is not None:
         items.append(f"Sampling miner: {len(c.sampled.patterns):,} patterns found, largest "
                      f"|Δ| {_fmt_num(c.sampled.best_abs_score)}.")
-    return Section("summary", "Summary", [BulletList(tuple(items))])
+    return Section("summary", "Summary", [_banner(c), BulletList(tuple(items))])
 
 
 def _verdict(c: ReportContent) -> str:
@@ -223,8 +232,17 @@ def _pattern_section(c: ReportContent, key: str) -> Section:
         blocks.append(Paragraph(f"Unavailable with the {c.certificate.engine} engine: "
                                 f"{t.unavailable}", "note"))
         return Section(key, t.title, blocks)
+    # one column per variable any shown pattern mentions, in the model's order: the value,
+    # marked "(x)" where the pattern discloses it
+    used = {v for p in t.shown for v in (*p.x, *p.y)}
+    variables = [v for v in c.circuit.names if v in used]
+
+    def cell(p, v) -> str:
+        return f"{p.x[v]} (x)" if v in p.x else str(p.y[v]) if v in p.y else ""
+
     rows = tuple((str(i), p.text(), _fmt_num(p.score, "+.4f"), _fmt_num(p.probability, ".4g"),
-                  _fmt_num(p.divergence, ".4g")) for i, p in enumerate(t.shown, 1))
+                  _fmt_num(p.divergence, ".4g"), *(cell(p, v) for v in variables))
+                 for i, p in enumerate(t.shown, 1))
     order = "largest divergence first" if key == "top_divergence" else "largest |Δ| first"
     if len(t.shown) < t.count:
         caption = f"showing {len(t.shown):,} of {t.count:,} {t.noun}, {order}"
@@ -232,7 +250,8 @@ def _pattern_section(c: ReportContent, key: str) -> Section:
         caption = f"{t.count:,} {t.noun}"
     if not t.complete:
         caption += f" (the {t.engine} engine stopped at its time limit: more may exist)"
-    blocks.append(Table(f"{key}-table", ("#", "pattern (x | y)", "Δ", "P(x, y)", "divergence"),
+    blocks.append(Table(f"{key}-table", ("#", "pattern (x | y)", "Δ", "P(x, y)", "divergence",
+                                         *variables),
                         rows, caption=caption, code_columns=frozenset({1})))
     return Section(key, t.title, blocks)
 

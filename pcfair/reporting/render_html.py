@@ -21,6 +21,11 @@ h2 { font-size: 1.25rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem;
      margin-top: 2rem; }
 p.subtitle { color: #555; margin-top: 0; }
 p.verdict { font-weight: bold; font-size: 1.05rem; }
+p.banner-fair, p.banner-unfair, p.banner-incomplete { font-weight: bold; font-size: 1.15rem;
+  padding: 0.7rem 0.9rem; border-left: 0.5rem solid; border-radius: 0.2rem; }
+p.banner-fair { background: #e6f4ea; border-color: #1e7b34; color: #0d4a1e; }
+p.banner-unfair { background: #fde8e8; border-color: #b3261e; color: #6e1510; }
+p.banner-incomplete { background: #fff4d6; border-color: #a86b00; color: #5c3b00; }
 p.note { color: #7a4b00; background: #fff6e0; padding: 0.4rem 0.6rem; }
 table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.9rem; }
 caption { caption-side: top; text-align: left; color: #555; padding-bottom: 0.2rem; }

@@ -60,6 +60,8 @@ def _figure(f: ReportFigure, images: dict[str, str]) -> str:
 def _block(b, images: dict[str, str]) -> str:
     if isinstance(b, Paragraph):
         text = escape_markdown(b.text)
+        if b.kind.startswith("banner-"):
+            return f"> **{text}**"
         return {"verdict": f"**{text}**", "note": f"> {text}"}.get(b.kind, text)
     if isinstance(b, BulletList):
         return "\n".join(f"- {escape_markdown(item)}" for item in b.items)
