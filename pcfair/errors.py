@@ -57,3 +57,8 @@ class NumericalError(PCFairError, ValueError):
 
 class ParameterError(PCFairError, ValueError):
     """A weight or probability is not a valid (log-)probability (NaN, +inf, a log above 0...)."""
+
+
+class OptionError(PCFairError, ValueError):
+    """An argument or command-line option is out of range, or not one of the accepted
+    choices; the message names it and what is accepted."""

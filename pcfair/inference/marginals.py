@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
-from pcfair.errors import EvidenceError
+from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference import _marginal_kernels as K
 
 
@@ -62,7 +62,7 @@ def log_marginals(circuit: Circuit, evidence: np.ndarray, *, backend: str = "num
         return out
     if backend == "numpy":
         return _log_marginals_numpy(circuit, ev)
-    raise ValueError(f"backend must be 'numba' or 'numpy', not {backend!r}")
+    raise OptionError(f"backend must be 'numba' or 'numpy', not {backend!r}")
 
 
 def node_log_values(circuit: Circuit, evidence_row: np.ndarray) -> np.ndarray:

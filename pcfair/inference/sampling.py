@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
-from pcfair.errors import EvidenceError
+from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference import _sampling_kernels as K
 from pcfair.inference.marginals import node_log_values
 
@@ -23,7 +23,7 @@ def as_generator(random_state) -> np.random.Generator:
 def sample_codes(circuit: Circuit, n: int, evidence=None, random_state=None) -> np.ndarray:
     """``n`` samples as an index-form int32 matrix (see :func:`sample`)."""
     if n < 0:
-        raise ValueError("the number of samples must be non-negative")
+        raise OptionError("the number of samples must be non-negative")
     ev = circuit.evidence_matrix(evidence if evidence is not None else {})
     if len(ev) != 1:
         raise EvidenceError("sampling takes one evidence row")

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
-from pcfair.errors import SpecError, VariableError
+from pcfair.errors import OptionError, SpecError, VariableError
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.marginals import normalized
 from pcfair.inference.quotient import decision_evidence
@@ -204,7 +204,7 @@ def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
     if d in sens:
         raise VariableError("the decision variable cannot be sensitive")
     if not 0 <= float(delta) < 1:
-        raise ValueError(f"delta must be in [0, 1), got {delta}")
+        raise OptionError(f"delta must be in [0, 1), got {delta}")
     require_tractable_marginals(circuit)
     if "normalized" not in circuit._cache:
         circuit._cache["normalized"] = normalized(circuit)
@@ -219,10 +219,10 @@ def _engine(engine: str, pc: Circuit, d: int, fav: int, sens: list[int], max_byt
     """The engine to run: ``"auto"`` scans the lattice when it has at most
     :data:`AUTO_DENSE_POINTS` points and one chunk fits ``max_bytes``, else searches."""
     if engine == "sample":
-        raise ValueError("sampling never certifies and has its own function: "
+        raise OptionError("sampling never certifies and has its own function: "
                          "use sample_patterns(...)")
     if engine not in ("auto", "dense", "search"):
-        raise ValueError(f"unknown engine {engine!r} (expected 'auto', 'dense' or 'search')")
+        raise OptionError(f"unknown engine {engine!r} (expected 'auto', 'dense' or 'search')")
     if engine == "auto":
         card = pc.variables.cardinalities
         points = np.prod([2.0 * card[v] + 1 if v in sens else card[v] + 1.0
@@ -283,7 +283,7 @@ def _scan_stats(run: ScanResult) -> dict:
 
 def _check_support(min_support: float) -> float:
     if not 0 <= float(min_support) < 1:
-        raise ValueError(f"min_support must be in [0, 1), got {min_support}")
+        raise OptionError(f"min_support must be in [0, 1), got {min_support}")
     return float(min_support)
 
 
@@ -437,9 +437,9 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     [('s=0', -0.25), ('s=1', 0.1667)]
     """
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+        raise OptionError(f"kind must be one of {KINDS}, not {kind!r}")
     if rank_by not in RANKS:
-        raise ValueError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
+        raise OptionError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     min_support = _check_support(min_support)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
@@ -458,7 +458,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     k = 10 if k is None else int(k)
     by_div = rank_by == "divergence"
     if out is not None and kind != "all":
-        raise ValueError("out= writes the patterns of kind='all'")
+        raise OptionError("out= writes the patterns of kind='all'")
     query = LatticeQuery(
         deltas=(delta,), min_support=min_support, listing=kind == "all" and not count_only,
         k_top=k if kind == "topk" and not by_div else 0,
@@ -633,7 +633,7 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
     from pcfair.patterns.sampling import sample_search
 
     if kind not in ("all", "topk", "pareto"):
-        raise ValueError("sampling offers kind 'all', 'topk' or 'pareto'")
+        raise OptionError("sampling offers kind 'all', 'topk' or 'pareto'")
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     res = sample_search(pc, d, fav, sens, float(delta), runs=runs, time_limit=time_limit,
                         memo=memo, random_state=random_state,

@@ -53,7 +53,10 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ChunkRun", "DASK_INSTALL_HINT", "GUARD_WARNING", "deadline_from", "map_chunks"]
+from pcfair.errors import OptionError
+
+__all__ = ["ChunkRun", "DASK_INSTALL_HINT", "GUARD_WARNING", "deadline_from", "map_chunks",
+           "resolve_n_jobs"]
 
 DASK_INSTALL_HINT = ("running on a Dask cluster needs the 'distributed' package: "
                      "pip install pcfair[distributed]")
@@ -253,7 +256,7 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
     tasks = _check_tasks(tasks)
     deadline = None if time_limit is None else start + _check_time_limit(time_limit)
     kind = _executor_kind(executor)  # raises TypeError before anything starts
-    workers = _resolve_n_jobs(n_jobs)
+    workers = resolve_n_jobs(n_jobs)
     if progress is None:
         show = sys.stderr is not None and sys.stderr.isatty()
     else:
@@ -491,22 +494,22 @@ def _check_time_limit(time_limit: Any) -> float:
         try:
             time_limit = float(time_limit)
         except (TypeError, ValueError):
-            raise ValueError(f"time_limit must be a number of seconds, not {time_limit!r}") from None
+            raise OptionError(f"time_limit must be a number of seconds, not {time_limit!r}") from None
     if not time_limit >= 0:  # also NaN
-        raise ValueError(f"time_limit must be a number of seconds >= 0, not {time_limit!r}")
+        raise OptionError(f"time_limit must be a number of seconds >= 0, not {time_limit!r}")
     return float(time_limit)
 
 
-def _resolve_n_jobs(n_jobs: Any) -> int:
+def resolve_n_jobs(n_jobs: Any) -> int:
     """``n_jobs`` as a process count: ``-1`` is every core; otherwise an integer >= 1."""
     import numbers
 
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
-        raise ValueError(f"n_jobs must be a positive integer or -1, not {n_jobs!r}")
+        raise OptionError(f"n_jobs must be a positive integer or -1, not {n_jobs!r}")
     if n_jobs == -1:
         return os.cpu_count() or 1
     if n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive integer or -1 (every core), not {n_jobs}")
+        raise OptionError(f"n_jobs must be a positive integer or -1 (every core), not {n_jobs}")
     return int(n_jobs)
 
 
@@ -521,7 +524,7 @@ def _executor_kind(executor: Any) -> str:
         return "dask"
     if isinstance(executor, str):
         if ":" not in executor:
-            raise ValueError(f"{executor!r} is not a Dask scheduler address; expected "
+            raise OptionError(f"{executor!r} is not a Dask scheduler address; expected "
                              f"'tcp://HOST:PORT' (or 'HOST:PORT')")
         return "address"
     raise TypeError(f"{_ACCEPTED}, not {type(executor).__module__}.{type(executor).__name__}")

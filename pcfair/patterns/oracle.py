@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
 from pcfair.inference.gradients import GradientPlan, SoftmaxParameters, structure_key
 from pcfair.patterns.api import (
@@ -215,11 +216,11 @@ class DiscriminationOracle:
                  k: int = 10, engine: str = "auto", time_limit: float | None = None,
                  favorable=1, count_patterns: bool = False, max_bytes: int = 2 << 30):
         if rank_by not in RANKS:
-            raise ValueError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
+            raise OptionError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
         if int(k) < 1:
-            raise ValueError(f"k must be a positive integer, got {k}")
+            raise OptionError(f"k must be a positive integer, got {k}")
         if not 0 <= float(delta) < 1:
-            raise ValueError(f"delta must be in [0, 1), got {delta}")
+            raise OptionError(f"delta must be in [0, 1), got {delta}")
         self.decision = decision
         self.sensitive = [sensitive] if isinstance(sensitive, (str, int)) else list(sensitive)
         self.delta = float(delta)

@@ -18,10 +18,11 @@ import time
 
 import numpy as np
 
+from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import from_dict, to_dict
 from pcfair.inference.quotient import self_plan
-from pcfair.patterns.executors import deadline_from, map_chunks
+from pcfair.patterns.executors import deadline_from, map_chunks, resolve_n_jobs
 from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.search import SearchOptions, SearchResult, pattern_key, search, search_order
 
@@ -60,19 +61,6 @@ def merge_patterns(circuit: Circuit, d: int, fav: int, parts: list[SearchResult]
     return items
 
 
-def resolve_n_jobs(n_jobs: int) -> int:
-    """``n_jobs`` as a process count: ``-1`` is every core; otherwise an integer >= 1."""
-    import os
-
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)):
-        raise ValueError(f"n_jobs must be a positive integer or -1, not {n_jobs!r}")
-    if n_jobs == -1:
-        return os.cpu_count() or 1
-    if n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive integer or -1 (every core), not {n_jobs}")
-    return int(n_jobs)
-
-
 def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
                     n_jobs: int = 1, mode: str = "all", k: int = 10,
                     rank_by: str = "discrimination", time_limit: float | None = None,
@@ -96,7 +84,7 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     ``if __name__ == "__main__":`` guard (module docstring).
     """
     if mode == "extension":
-        raise ValueError("the extension mode is not split across processes")
+        raise OptionError("the extension mode is not split across processes")
     deadline_wall = deadline_from(time_limit)
     kwargs = {"mode": mode, "k": k, "rank_by": rank_by, "min_support": min_support,
               "assume_deterministic": assume_deterministic, "options": options}

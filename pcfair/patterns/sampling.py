@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
 from pcfair.inference.sampling import as_generator
 from pcfair.circuit.properties import require_tractable_marginals
@@ -43,7 +44,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
                   random_state=None, min_support: float = 0.0) -> SamplingResult:
     """Run the sampling miner until ``runs`` runs or ``time_limit`` seconds (one is needed)."""
     if runs is None and time_limit is None:
-        raise ValueError("give runs= or time_limit= (sampling has no natural end)")
+        raise OptionError("give runs= or time_limit= (sampling has no natural end)")
     require_tractable_marginals(circuit)
     rng = as_generator(random_state)
     n_vars = circuit.num_variables

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pcfair.circuit.circuit import SUM, Circuit
-from pcfair.errors import EvidenceError
+from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference.marginals import node_log_values
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
@@ -141,7 +141,7 @@ def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
     if ordering == "index":
         return sens + rest
     if ordering != "influence":
-        raise ValueError(f"ordering must be 'influence' or 'index', not {ordering!r}")
+        raise OptionError(f"ordering must be 'influence' or 'index', not {ordering!r}")
     info = decision_information(circuit, d, sens + rest)
     key = dict(zip(sens + rest, info))
     return (sorted(sens, key=lambda v: -key[v]) + sorted(rest, key=lambda v: -key[v]))
@@ -414,9 +414,9 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     to ``w`` modulo ``n`` (one worker's share; see :func:`pcfair.patterns.parallel.parallel_search`).
     """
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        raise OptionError(f"mode must be one of {MODES}, not {mode!r}")
     if rank_by not in ("discrimination", "divergence"):
-        raise ValueError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
+        raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
     require_tractable_marginals(circuit)
     plan = self_plan(circuit, assume_deterministic)
     root = plan.entry(circuit.root, circuit.root)

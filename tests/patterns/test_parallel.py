@@ -15,8 +15,8 @@ import pytest
 
 import pcfair
 from pcfair.patterns import certify, find_patterns
-from pcfair.patterns.parallel import (_share, merge_patterns, parallel_search,
-                                      resolve_n_jobs)
+from pcfair.patterns.executors import resolve_n_jobs
+from pcfair.patterns.parallel import _share, merge_patterns, parallel_search
 from pcfair.patterns.scores import ScoredPattern, pattern_divergences
 from pcfair.patterns.search import SearchResult
 

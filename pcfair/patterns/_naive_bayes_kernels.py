@@ -1,0 +1,482 @@
+"""Numba kernels of the compiled naive-Bayes branch and bound
+(:mod:`pcfair.patterns.naive_bayes_search`).
+
+The search is an explicit-stack depth-first walk over flat arrays, resumable: every piece of
+its state (the path's frames, each frame's sorted children and its cursor, the top-k heap, the
+output buffer, the counters) lives in arrays the caller owns, so :func:`run` can stop after a
+budget of nodes (the caller checks its deadline between calls) or when the output buffer is
+full (the caller grows it), and pick up where it left off.
+
+Positions ``j = 0..n-1`` are the variables in search order (sensitive ones first); a pattern is
+coded per position: ``0`` absent (undecided or excluded), ``1 + v`` in ``y`` with value ``v``,
+``-(1 + v)`` in ``x`` with value ``v``.
+
+Every quantity of a node is incremental (see the module docstring of
+:mod:`pcfair.patterns.naive_bayes_search`): ``t = prior + Σ_y w``, ``s = Σ_x w``, the log-products
+``ly_c = log P(D=c) + Σ_y log P(v|D=c)`` and ``lx_c = Σ_x log P(v|D=c)`` for ``c`` the
+favourable (1) and the other (0) decision value, ``xlo``/``xhi`` = ``Σ_x min_k w`` / ``max_k w``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: Absolute tolerance of the strict threshold (mirrors ``scores.THRESHOLD_ATOL``).
+ATOL = 1e-12
+
+# ctrl slots
+C_DEPTH, C_NODES, C_PRUNED, C_BOUNDS, C_HSIZE, C_COUNTER, C_NOUT, C_STARTED = range(8)
+N_CTRL = 8
+# frame columns (floats)
+F_T, F_S, F_LY1, F_LY0, F_LX1, F_LX0, F_XLO, F_XHI, F_P = range(9)
+N_F = 9
+# modes
+M_ALL, M_FIRST, M_TOPK = 0, 1, 2
+# run's return status
+DONE, BUDGET, GROW, FOUND = 0, 1, 2, 3
+# child roles
+R_X, R_Y, R_EXCL = 0, 1, 2
+
+_LOG2 = math.log(2.0)
+
+
+@njit(cache=True, inline="always")
+def sigmoid(x: float) -> float:
+    """``σ(x)`` as :func:`pcfair.inference.quotient._sigmoid` computes it."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True, inline="always")
+def _log_cosh(z: float) -> float:
+    a = abs(z)
+    return a + math.log1p(math.exp(-2.0 * a)) - _LOG2
+
+
+@njit(cache=True)
+def sigmoid_shift(t: float, s: float) -> float:
+    """``σ(t + s) − σ(t)`` without cancellation: ``sinh(s/2) / (2 cosh((t+s)/2) cosh(t/2))``
+    (in logs where the hyperbolic functions would overflow)."""
+    if s == 0.0:
+        return 0.0
+    a = t + s
+    if abs(a) + abs(t) < 1000.0 and abs(s) < 1000.0:
+        return math.sinh(0.5 * s) / (2.0 * math.cosh(0.5 * a) * math.cosh(0.5 * t))
+    h = 0.5 * abs(s)
+    lg = h + math.log(-math.expm1(-2.0 * h)) - _LOG2  # log sinh(h)
+    lg -= _LOG2 + _log_cosh(0.5 * a) + _log_cosh(0.5 * t)
+    out = math.exp(lg)
+    return out if s > 0 else -out
+
+
+@njit(cache=True, inline="always")
+def logaddexp(a: float, b: float) -> float:
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    if a >= b:
+        return a + math.log1p(math.exp(b - a))
+    return b + math.log1p(math.exp(a - b))
+
+
+@njit(cache=True)
+def nb_bound(t_lo: float, t_hi: float, s_lo: float, s_hi: float) -> float:
+    """:meth:`NaiveBayesBound.bound`: the max of ``|σ(t + s) − σ(t)|`` over the box."""
+    best = 0.0
+    if s_hi > 0:
+        t = min(max(-s_hi / 2, t_lo), t_hi)
+        v = sigmoid(t + s_hi) - sigmoid(t)
+        if v > best:
+            best = v
+    if s_lo < 0:
+        t = min(max(-s_lo / 2, t_lo), t_hi)
+        v = sigmoid(t) - sigmoid(t + s_lo)
+        if v > best:
+            best = v
+    return best
+
+
+@njit(cache=True)
+def bernoulli_kl(q: float, c: float) -> float:
+    """:func:`pcfair.patterns.search.bernoulli_kl`."""
+    out = 0.0
+    a, b = q, c
+    if a > 0:
+        if b <= 0:
+            return np.inf
+        out += a * math.log(a / b)
+    a, b = 1.0 - q, 1.0 - c
+    if a > 0:
+        if b <= 0:
+            return np.inf
+        out += a * math.log(a / b)
+    return max(out, 0.0)
+
+
+@njit(cache=True)
+def divergence_bound(p_xy: float, a_min: float, a_max: float, r_min: float, r_max: float,
+                     delta: float) -> float:
+    """:func:`pcfair.patterns.search.divergence_bound` (same math, same 1e-9 inflation)."""
+    best = 0.0
+    hi = r_min + delta
+    lo = r_max - delta
+    if a_max > hi:
+        best = max(best, bernoulli_kl(a_max, hi))
+    if a_min < lo:
+        best = max(best, bernoulli_kl(a_min, lo))
+    return p_xy * best * (1.0 + 1e-9)
+
+
+@njit(cache=True)
+def divergence_score(score: float, a1: float, a0: float, m1: float, m0: float,
+                     delta: float) -> float:
+    """:func:`pcfair.patterns.scores.divergence_scores` for one pattern."""
+    if not abs(score) > delta + ATOL:
+        return 0.0
+    rest = m1 + m0
+    if not rest > 0:
+        return 0.0
+    sign = 1.0 if score > 0 else -1.0
+    p_xy = a1 + a0
+    p_y = p_xy + rest
+    c1 = m1 + sign * delta * p_y
+    c0 = m0 - sign * delta * p_y
+    total = 0.0
+    if a1 > 0:
+        if c1 > 0:
+            total += a1 * math.log((a1 / p_xy) / (c1 / rest))
+        else:
+            total += np.inf
+    if a0 > 0:
+        if c0 > 0:
+            total += a0 * math.log((a0 / p_xy) / (c0 / rest))
+        else:
+            total += np.inf
+    return max(total, 0.0)
+
+
+@njit(cache=True)
+def _pattern_divergence(code, depth, cur_role, cur_val, off, lp1, lp0, lq1, lq0,
+                        ly1, ly0, lx1, lx0, score, delta, n_sens):
+    """Divergence of the pattern coded by ``code[:depth]`` plus (``cur_role``, ``cur_val``)
+    at position ``depth``, whose log-products are ``ly*``/``lx*``. ``P(d, y, ¬x)`` is summed
+    over the disjoint events "the earlier ``x`` variables hold and this one takes another
+    value" (as :func:`pcfair.patterns.scores.divergence_masses` does): no cancellation."""
+    a1 = math.exp(ly1 + lx1)
+    a0 = math.exp(ly0 + lx0)
+    m1 = 0.0
+    m0 = 0.0
+    pre1 = 0.0
+    pre0 = 0.0
+    last = min(depth, n_sens)
+    for j in range(last + 1):
+        if j < depth:
+            c = code[j]
+            if c >= 0:
+                continue
+            v = -c - 1
+        elif j == depth and cur_role == R_X:
+            v = cur_val
+        else:
+            continue
+        i = off[j] + v
+        m1 += math.exp(ly1 + pre1 + lq1[i])
+        m0 += math.exp(ly0 + pre0 + lq0[i])
+        pre1 += lp1[i]
+        pre0 += lp0[i]
+    return divergence_score(score, a1, a0, m1, m0, delta)
+
+
+@njit(cache=True, inline="always")
+def _heap_less(hk, hc, a, b):
+    return hk[a] < hk[b] or (hk[a] == hk[b] and hc[a] < hc[b])
+
+
+@njit(cache=True)
+def _sift_down(heap, hk, hc, size, pos):
+    """heapq's ``_siftup``/``_siftdown`` pair for a replaced root, over slot indices."""
+    item = heap[pos]
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and _heap_less(hk, hc, heap[right], heap[child]):
+            child = right
+        if _heap_less(hk, hc, heap[child], item):
+            heap[pos] = heap[child]
+            pos = child
+        else:
+            break
+    heap[pos] = item
+
+
+@njit(cache=True)
+def _sift_up(heap, hk, hc, pos):
+    item = heap[pos]
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if _heap_less(hk, hc, item, heap[parent]):
+            heap[pos] = heap[parent]
+            pos = parent
+        else:
+            break
+    heap[pos] = item
+
+
+@njit(cache=True)
+def run(card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf, s_lo_suf,
+        s_hi_suf, sens_left, params, iparams, ctrl, fbest, frames, fint, code, cn, cur,
+        c_role, c_val, c_score, c_p, c_div, heap, hk, hc, hs, hp, hd, hx, os_, op, ox,
+        budget):
+    """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
+    ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
+
+    ``params = (prior, log P(d), log P(¬d), δ, min_support)``; ``iparams = (mode, k,
+    rank by divergence, best first, number of sensitive variables)``.
+    """
+    n = len(card)
+    prior = params[0]
+    delta = params[3]
+    min_support = params[4]
+    mode = iparams[0]
+    k = iparams[1]
+    by_div = iparams[2] != 0
+    best_first = iparams[3] != 0
+    n_sens = iparams[4]
+    thr = delta + ATOL
+    cap = len(os_)
+    visited = 0
+
+    if ctrl[C_STARTED] == 0:
+        ctrl[C_STARTED] = 1
+        frames[0, F_T] = prior
+        frames[0, F_S] = 0.0
+        frames[0, F_LY1] = params[1]
+        frames[0, F_LY0] = params[2]
+        frames[0, F_LX1] = 0.0
+        frames[0, F_LX0] = 0.0
+        frames[0, F_XLO] = 0.0
+        frames[0, F_XHI] = 0.0
+        frames[0, F_P] = 1.0
+        fint[0, 0] = 0
+        fint[0, 1] = 0
+        ctrl[C_NODES] += 1
+        visited += 1
+        if n == 0 or sens_left[0] == 0:
+            ctrl[C_DEPTH] = -1
+            return DONE
+        dd = 0
+        ctrl[C_DEPTH] = 0
+        # generate the root's children (the code below, shared through the loop's tail)
+        _children(dd, card, sens, off, w, lp1, lp0, lq1, lq0, frames, fint, code, cn, cur,
+                  c_role, c_val, c_score, c_p, c_div, delta, by_div, best_first, n_sens,
+                  mode)
+
+    while True:
+        d = ctrl[C_DEPTH]
+        if d < 0:
+            return DONE
+        if cur[d] >= cn[d]:
+            ctrl[C_DEPTH] = d - 1
+            continue
+        if visited >= budget:
+            return BUDGET
+        if mode != M_TOPK and ctrl[C_NOUT] >= cap:
+            return GROW
+        c = cur[d]
+        cur[d] = c + 1
+        role = c_role[d, c]
+        val = c_val[d, c]
+        dd = d + 1
+        if role == R_EXCL:
+            for f in range(N_F):
+                frames[dd, f] = frames[d, f]
+            fint[dd, 0] = fint[d, 0]
+            fint[dd, 1] = fint[d, 1]
+            code[d] = 0
+        else:
+            p = c_p[d, c]
+            if not p > 0:
+                continue  # P(x, y) = 0: neither it nor its extensions are defined
+            i = off[d] + val
+            for f in range(N_F):
+                frames[dd, f] = frames[d, f]
+            fint[dd, 0] = fint[d, 0]
+            fint[dd, 1] = fint[d, 1]
+            if role == R_X:
+                frames[dd, F_S] += w[i]
+                frames[dd, F_LX1] += lp1[i]
+                frames[dd, F_LX0] += lp0[i]
+                frames[dd, F_XLO] += wmin[d]
+                frames[dd, F_XHI] += wmax[d]
+                fint[dd, 0] += 1
+                code[d] = -(val + 1)
+            else:
+                frames[dd, F_T] += w[i]
+                frames[dd, F_LY1] += lp1[i]
+                frames[dd, F_LY0] += lp0[i]
+                fint[dd, 1] += 1
+                code[d] = val + 1
+            frames[dd, F_P] = p
+            if fint[dd, 0] > 0:  # record the pattern
+                score = c_score[d, c]
+                a = abs(score)
+                if a > fbest[0]:
+                    fbest[0] = a
+                if a > thr and not p < min_support:
+                    if mode == M_TOPK:
+                        ctrl[C_COUNTER] += 1
+                        key = c_div[d, c] if by_div else a
+                        size = ctrl[C_HSIZE]
+                        slot = -1
+                        if size < k:
+                            slot = size
+                            heap[size] = slot
+                            ctrl[C_HSIZE] = size + 1
+                        elif key > hk[heap[0]]:
+                            slot = heap[0]
+                        if slot >= 0:
+                            hk[slot] = key
+                            hc[slot] = -ctrl[C_COUNTER]
+                            hs[slot] = score
+                            hp[slot] = p
+                            hd[slot] = c_div[d, c]
+                            for j in range(n):
+                                hx[slot, j] = code[j] if j <= d else 0
+                            if size < k:
+                                _sift_up(heap, hk, hc, size)
+                            else:
+                                _sift_down(heap, hk, hc, k, 0)
+                    else:
+                        o = ctrl[C_NOUT]
+                        os_[o] = score
+                        op[o] = p
+                        for j in range(n):
+                            ox[o, j] = code[j] if j <= d else 0
+                        ctrl[C_NOUT] = o + 1
+                        if mode == M_FIRST:
+                            return FOUND
+        # enter the child at depth dd
+        ctrl[C_NODES] += 1
+        visited += 1
+        if dd == n:
+            continue
+        nx = fint[dd, 0]
+        ny = fint[dd, 1]
+        if nx == 0 and sens_left[dd] == 0:
+            continue  # no sensitive variable left to put in x
+        if nx > 0 or ny > 0:
+            p = frames[dd, F_P]
+            prune = p < min_support
+            if not prune:
+                ctrl[C_BOUNDS] += 1
+                t = frames[dd, F_T]
+                s = frames[dd, F_S]
+                t_lo = t + t_lo_suf[dd]
+                t_hi = t + t_hi_suf[dd]
+                s_lo = s + s_lo_suf[dd]
+                s_hi = s + s_hi_suf[dd]
+                ub = nb_bound(t_lo, t_hi, s_lo, s_hi)
+                if ub <= thr:
+                    prune = True
+                elif mode == M_TOPK and ctrl[C_HSIZE] >= k:
+                    if not by_div:
+                        prune = ub <= hk[heap[0]]
+                    else:
+                        a_min = sigmoid(t_lo + s_lo)
+                        a_max = sigmoid(t_hi + s_hi)
+                        r_min = sigmoid(t_lo + frames[dd, F_XLO])
+                        r_max = sigmoid(t_hi + frames[dd, F_XHI])
+                        prune = divergence_bound(p, a_min, a_max, r_min, r_max,
+                                                 delta) <= hk[heap[0]]
+            if prune:
+                ctrl[C_PRUNED] += 1
+                continue
+        ctrl[C_DEPTH] = dd
+        _children(dd, card, sens, off, w, lp1, lp0, lq1, lq0, frames, fint, code, cn, cur,
+                  c_role, c_val, c_score, c_p, c_div, delta, by_div, best_first, n_sens,
+                  mode)
+
+
+@njit(cache=True)
+def _children(dd, card, sens, off, w, lp1, lp0, lq1, lq0, frames, fint, code, cn, cur,
+              c_role, c_val, c_score, c_p, c_div, delta, by_div, best_first, n_sens, mode):
+    """The children of the node at depth ``dd`` (its ``x`` children, its ``y`` children, in
+    value order, then by decreasing score for top-k; the excluded child last), scored."""
+    t = frames[dd, F_T]
+    s = frames[dd, F_S]
+    ly1 = frames[dd, F_LY1]
+    ly0 = frames[dd, F_LY0]
+    lx1 = frames[dd, F_LX1]
+    lx0 = frames[dd, F_LX0]
+    nx = fint[dd, 0]
+    kk = card[dd]
+    base = off[dd]
+    m = 0
+    for role in range(2):
+        if role == R_X and not sens[dd]:
+            continue
+        for v in range(kk):
+            i = base + v
+            if role == R_X:
+                cx1 = lx1 + lp1[i]
+                cx0 = lx0 + lp0[i]
+                cy1 = ly1
+                cy0 = ly0
+                ct = t
+                cs = s + w[i]
+                has_x = True
+            else:
+                cx1 = lx1
+                cx0 = lx0
+                cy1 = ly1 + lp1[i]
+                cy0 = ly0 + lp0[i]
+                ct = t + w[i]
+                cs = s
+                has_x = nx > 0
+            p = math.exp(logaddexp(cy1 + cx1, cy0 + cx0))
+            if has_x:
+                score = sigmoid_shift(ct, cs)
+            else:
+                score = np.nan
+            div = 0.0
+            if by_div and has_x and abs(score) > delta + ATOL:
+                div = _pattern_divergence(code, dd, role, v, off, lp1, lp0, lq1, lq0, cy1,
+                                          cy0, cx1, cx0, score, delta, n_sens)
+            # stable insertion by decreasing key (top-k), else generation order
+            pos = m
+            if best_first and mode == M_TOPK:
+                key = div if by_div else (abs(score) if has_x else -1.0)
+                while pos > 0:
+                    prev = c_div[dd, pos - 1] if by_div else (
+                        abs(c_score[dd, pos - 1]) if not math.isnan(c_score[dd, pos - 1])
+                        else -1.0)
+                    if prev < key:
+                        c_role[dd, pos] = c_role[dd, pos - 1]
+                        c_val[dd, pos] = c_val[dd, pos - 1]
+                        c_score[dd, pos] = c_score[dd, pos - 1]
+                        c_p[dd, pos] = c_p[dd, pos - 1]
+                        c_div[dd, pos] = c_div[dd, pos - 1]
+                        pos -= 1
+                    else:
+                        break
+            c_role[dd, pos] = role
+            c_val[dd, pos] = v
+            c_score[dd, pos] = score
+            c_p[dd, pos] = p
+            c_div[dd, pos] = div
+            m += 1
+    c_role[dd, m] = R_EXCL
+    c_val[dd, m] = -1
+    c_score[dd, m] = np.nan
+    c_p[dd, m] = frames[dd, F_P]
+    c_div[dd, m] = 0.0
+    cn[dd] = m + 1
+    cur[dd] = 0

@@ -1,0 +1,336 @@
+"""Branch and bound at compiled speed for circuits that are naive Bayes in the decision.
+
+:func:`nb_search` answers what :func:`pcfair.patterns.search.search` answers (modes ``"all"``,
+``"first"`` and ``"topk"`` by either ranking; same :class:`~pcfair.patterns.search.SearchResult`,
+same nodes visited, pruned and scored), walking the same tree in the same order with the same
+bounds, but as an explicit-stack loop over flat arrays in one compiled kernel
+(:mod:`pcfair.patterns._naive_bayes_kernels`), with no per-node Python.
+
+For ``P(D) Π_z P(z | D)`` every quantity of a search node is incremental. With the log-odds
+weights ``w[v][k] = log P(v=k | d) − log P(v=k | ¬d)`` and ``prior = logit P(d)``:
+
+- ``t = prior + Σ_y w = logit P(d | y)`` and ``s = Σ_x w``, so ``logit P(d | x, y) = t + s`` and
+  ``Δ = σ(t + s) − σ(t)``, computed as ``sinh(s/2) / (2 cosh((t+s)/2) cosh(t/2))`` (no
+  cancellation between the two conditionals);
+- ``P(x, y) = P(d) Π P(v | d) + P(¬d) Π P(v | ¬d)`` from two running log-products, one per
+  decision value, of the per-variable log-conditionals (read off the circuit by marginal
+  queries, :class:`NaiveBayesTables`);
+- the bound of a node is :meth:`NaiveBayesBound.bound` of the box ``NaiveBayesBound.ranges``
+  gives, in O(1) from suffix sums over the order of ``min(0, min_k w)`` and ``max(0, max_k w)``
+  (split into sensitive and all variables);
+- for top-k by divergence the prune is :func:`pcfair.patterns.search.divergence_bound` (sound;
+  proved there) with the ``r`` range of :meth:`NaiveBayesBound.rest_range` (``Σ_x min w`` and
+  ``Σ_x max w`` kept incrementally), and a recorded pattern's divergence is
+  :func:`pcfair.patterns.scores.divergence_scores` of its masses ``a1 = P(d, x, y)``,
+  ``a0 = P(¬d, x, y)``, ``m1 = P(d, y, ¬x)``, ``m0 = P(¬d, y, ¬x)``, the last two summed over the
+  disjoint events "the earlier ``x`` variables hold and this one takes another value" (as
+  :func:`pcfair.patterns.scores.divergence_masses` queries them), so a mass is never a
+  difference.
+
+Variables are decided in the given order, sensitive ones first: into ``x`` with each value
+(sensitive only), into ``y`` with each value, or excluded; until ``x`` is non-empty only
+sensitive variables can go into ``x``, and a node with empty ``x`` and no sensitive variable
+left is a leaf. Top-k visits children by decreasing score (best first), and keeps its ``k``
+best in an array heap ordered as :mod:`heapq` orders ``search``'s, so ties resolve the same way.
+A ``deadline`` (a :func:`time.perf_counter` value) is checked between chunks of nodes (a few
+milliseconds each); a run it stops is marked incomplete.
+
+Examples
+--------
+>>> from pcfair.circuit import CircuitBuilder
+>>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1]})
+>>> def given(ps, pz):
+...     return b.product(b.categorical("s", ps), b.categorical("z", pz))
+>>> pc = b.build(b.decision([(b.indicator("d", 1), given([.2, .8], [.5, .5]), .5),
+...                          (b.indicator("d", 0), given([.6, .4], [.3, .7]), .5)]))
+>>> nb = NaiveBayesTables.from_circuit(pc, 0, 1)
+>>> res = nb_search(nb, [2, 2, 2], 0, 1, [1], 0.1, mode="topk", k=2)
+>>> [(p.x, p.y, round(p.score, 4)) for p in res.patterns]
+[({1: 0}, {2: 0}, -0.2679), ({1: 0}, {}, -0.25)]
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.patterns import _naive_bayes_kernels as K
+from pcfair.patterns.scores import ScoredPattern, log_normalizer
+from pcfair.patterns.search import NaiveBayesBound, SearchOptions, SearchResult, search_order
+
+#: The modes :func:`nb_search` runs (``search``'s ``"pareto"`` and ``"extension"`` are not).
+NB_MODES = ("all", "first", "topk")
+
+
+class NaiveBayesTables(NaiveBayesBound):
+    """A :class:`NaiveBayesBound` that also carries the model's normalised log-conditionals:
+    ``log_pd = log P(d)``, ``log_pnd = log P(¬d)``, and per variable ``v`` (empty arrays at the
+    decision) ``log_p1[v][k] = log P(v=k | d)``, ``log_p0[v][k] = log P(v=k | ¬d)``,
+    ``log_q1[v][k] = log P(v≠k | d)``, ``log_q0[v][k] = log P(v≠k | ¬d)`` (the last two as
+    log-sums over the other values, never ``log(1 − p)``)."""
+
+    def __init__(self, prior: float, w: list[np.ndarray], log_pd: float, log_pnd: float,
+                 log_p1: list[np.ndarray], log_p0: list[np.ndarray]) -> None:
+        super().__init__(prior, w)
+        self.log_pd = float(log_pd)
+        self.log_pnd = float(log_pnd)
+        self.log_p1 = log_p1
+        self.log_p0 = log_p0
+        self.log_q1 = [_log_complements(a) for a in log_p1]
+        self.log_q0 = [_log_complements(a) for a in log_p0]
+
+    @classmethod
+    def from_circuit(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesTables | None":
+        """The tables of ``circuit`` for decision ``d = fav``, or None where
+        :meth:`NaiveBayesBound.from_circuit` does not recognise it (cached on the circuit)."""
+        key = ("naive_bayes_tables", d, fav)
+        if key not in circuit._cache:
+            circuit._cache[key] = cls._tables(circuit, d, fav)
+        return circuit._cache[key]
+
+    @classmethod
+    def _tables(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesTables | None":
+        nb = NaiveBayesBound.from_circuit(circuit, d, fav)
+        if nb is None:
+            return None
+        n = circuit.num_variables
+        card = circuit.variables.cardinalities
+        rows = [np.full(n, -1, np.int32) for _ in range(3)]
+        rows[0][d], rows[1][d] = fav, 1 - fav
+        for v in range(n):
+            if v == d:
+                continue
+            for k in range(int(card[v])):
+                for dv in (fav, 1 - fav):
+                    r = np.full(n, -1, np.int32)
+                    r[v], r[d] = k, dv
+                    rows.append(r)
+        lp = circuit.log_marginal(np.array(rows))
+        log_z = log_normalizer(float(lp[2]))
+        p1: list[np.ndarray] = []
+        p0: list[np.ndarray] = []
+        i = 3
+        for v in range(n):
+            if v == d:
+                p1.append(np.zeros(0))
+                p0.append(np.zeros(0))
+                continue
+            kk = int(card[v])
+            pair = lp[i: i + 2 * kk].reshape(kk, 2)
+            p1.append(np.minimum(pair[:, 0] - lp[0], 0.0))
+            p0.append(np.minimum(pair[:, 1] - lp[1], 0.0))
+            i += 2 * kk
+        if not all(np.all(np.isfinite(a)) for a in p1 + p0):
+            return None
+        return cls(nb.prior, nb.w, lp[0] - log_z, lp[1] - log_z, p1, p0)
+
+    def information(self, variables: list[int]) -> np.ndarray:
+        """Mutual information ``I(V; D)`` (nats) of each variable, from the tables."""
+        out = np.zeros(len(variables))
+        pd = np.exp([self.log_pd, self.log_pnd])
+        for j, v in enumerate(variables):
+            joint = np.stack([pd[0] * np.exp(self.log_p1[v]), pd[1] * np.exp(self.log_p0[v])], 1)
+            joint /= joint.sum()
+            indep = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True)
+            pos = joint > 0
+            out[j] = float(np.sum(joint[pos] * np.log(joint[pos] / indep[pos])))
+        return out
+
+
+def _log_complements(a: np.ndarray) -> np.ndarray:
+    """``log Σ_{k' ≠ k} exp(a[k'])`` for each ``k`` (−inf for a one-value variable)."""
+    out = np.full(len(a), -np.inf)
+    for k in range(len(a)):
+        rest = np.delete(a, k)
+        if len(rest):
+            top = rest.max()
+            out[k] = top + np.log(np.sum(np.exp(rest - top))) if top > -np.inf else -np.inf
+    return out
+
+
+def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int],
+              delta: float, *, mode: str = "all", k: int = 10,
+              rank_by: str = "discrimination", order: list[int] | None = None,
+              deadline: float | None = None, time_limit: float | None = None,
+              min_support: float = 0.0, best_first: bool = True,
+              progress: bool | None = False) -> SearchResult:
+    """Compiled branch and bound over a naive Bayes model (see the module docstring).
+
+    ``nb`` must be a :class:`NaiveBayesTables` (``NaiveBayesTables.from_circuit``): a plain
+    :class:`NaiveBayesBound` has the log-odds but not the conditionals ``P(x, y)`` needs.
+    ``cards``: every variable's cardinality (the decision's included). ``mode``, ``k``,
+    ``rank_by``, ``min_support`` and the result are those of
+    :func:`pcfair.patterns.search.search`. ``order``: the features in search order, sensitive
+    first (default: each group by decreasing mutual information with the decision, from the
+    tables). ``deadline`` (a :func:`time.perf_counter` value) overrides ``time_limit``.
+    ``best_first``: visit a top-k node's children by decreasing score.
+    """
+    if mode not in NB_MODES:
+        raise ValueError(f"nb_search runs the modes {NB_MODES}, not {mode!r} "
+                         "(use pcfair.patterns.search.search)")
+    if rank_by not in ("discrimination", "divergence"):
+        raise ValueError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
+    if not isinstance(nb, NaiveBayesTables):
+        raise TypeError("nb_search needs NaiveBayesTables.from_circuit(...) (the bound's "
+                        "log-odds alone do not give P(x, y))")
+    if mode == "topk" and int(k) < 1:
+        raise ValueError(f"k must be at least 1, not {k}")
+    t0 = time.perf_counter()
+    if deadline is None and time_limit is not None:
+        deadline = t0 + float(time_limit)
+    cards = [int(c) for c in cards]
+    sens = sorted(set(int(v) for v in sensitive))
+    features = [v for v in range(len(cards)) if v != d]
+    if not set(sens) <= set(features):
+        raise ValueError(f"sensitive variables {sens} must be features (not the decision {d})")
+    if order is None:
+        rest = [v for v in features if v not in set(sens)]
+        info = dict(zip(sens + rest, nb.information(sens + rest)))
+        order = sorted(sens, key=lambda v: -info[v]) + sorted(rest, key=lambda v: -info[v])
+    order = [int(v) for v in order]
+    if sorted(order) != features or set(order[:len(sens)]) != set(sens):
+        raise ValueError(f"order {order} must list every feature once, the sensitive "
+                         f"{sens} first")
+    res = SearchResult(order=list(order))
+    n = len(order)
+    by_div = mode == "topk" and rank_by == "divergence"
+
+    # the model, per position of the order
+    card = np.array([cards[v] for v in order], np.int64)
+    is_sens = np.array([v in set(sens) for v in order], np.bool_)
+    off = np.zeros(n + 1, np.int64)
+    off[1:] = np.cumsum(card)
+
+    def flat(tables) -> np.ndarray:
+        return (np.concatenate([np.asarray(tables[v], float) for v in order]) if n
+                else np.zeros(0))
+
+    w, lp1, lp0 = flat(nb.w), flat(nb.log_p1), flat(nb.log_p0)
+    lq1, lq0 = flat(nb.log_q1), flat(nb.log_q0)
+    wmin = np.array([float(np.min(nb.w[v])) for v in order])
+    wmax = np.array([float(np.max(nb.w[v])) for v in order])
+    lo, hi = np.minimum(0.0, wmin), np.maximum(0.0, wmax)
+
+    def suffix(a: np.ndarray) -> np.ndarray:
+        out = np.zeros(n + 1)
+        for j in range(n - 1, -1, -1):  # in order, as NaiveBayesBound.ranges adds them
+            out[j] = out[j + 1] + a[j]
+        return out
+
+    # ranges() adds the free variables from the first to the last; a suffix sum adds them
+    # from the last: the same terms, so the same box up to rounding of a few ulps
+    t_lo_suf, t_hi_suf = suffix(lo), suffix(hi)
+    s_lo_suf, s_hi_suf = suffix(np.where(is_sens, lo, 0.0)), suffix(np.where(is_sens, hi, 0.0))
+    sens_left = np.zeros(n + 1, np.int64)
+    for j in range(n - 1, -1, -1):
+        sens_left[j] = sens_left[j + 1] + int(is_sens[j])
+    params = np.array([nb.prior, nb.log_pd, nb.log_pnd, float(delta), float(min_support)])
+    mode_id = {"all": K.M_ALL, "first": K.M_FIRST, "topk": K.M_TOPK}[mode]
+    kk = int(k) if mode == "topk" else 1
+    iparams = np.array([mode_id, kk, int(by_div), int(bool(best_first)), len(sens)], np.int64)
+
+    # the state
+    ctrl = np.zeros(K.N_CTRL, np.int64)
+    ctrl[K.C_DEPTH] = -1
+    fbest = np.zeros(1)
+    frames = np.zeros((n + 1, K.N_F))
+    fint = np.zeros((n + 1, 2), np.int64)
+    code = np.zeros(max(n, 1), np.int64)
+    m = 2 * (int(card.max()) if n else 1) + 1
+    cn = np.zeros(n + 1, np.int64)
+    cur = np.zeros(n + 1, np.int64)
+    c_role = np.zeros((n + 1, m), np.int64)
+    c_val = np.zeros((n + 1, m), np.int64)
+    c_score = np.zeros((n + 1, m))
+    c_p = np.zeros((n + 1, m))
+    c_div = np.zeros((n + 1, m))
+    heap = np.zeros(kk, np.int64)
+    hk, hs, hp, hd = (np.zeros(kk) for _ in range(4))
+    hc = np.zeros(kk, np.int64)
+    hx = np.zeros((kk, max(n, 1)), np.int8)
+    cap = 1 if mode == "first" else (1024 if mode == "all" else 0)
+    os_, op = np.zeros(cap), np.zeros(cap)
+    ox = np.zeros((cap, max(n, 1)), np.int8)
+    if card.size and card.max() > 126:
+        hx, ox = hx.astype(np.int64), ox.astype(np.int64)
+
+    from pcfair.patterns.search import progress_bar
+
+    budget = 1 << 14
+    with progress_bar(progress, "branch and bound (compiled)") as bar:
+        while True:
+            if deadline is not None and time.perf_counter() > deadline:
+                res.complete = False
+                break
+            before = int(ctrl[K.C_NODES])
+            t_call = time.perf_counter()
+            status = K.run(card, is_sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf,
+                           t_hi_suf, s_lo_suf, s_hi_suf, sens_left, params, iparams, ctrl,
+                           fbest, frames, fint, code, cn, cur, c_role, c_val, c_score, c_p,
+                           c_div, heap, hk, hc, hs, hp, hd, hx, os_, op, ox, budget)
+            bar.update(int(ctrl[K.C_NODES]) - before)
+            if status in (K.DONE, K.FOUND):
+                break
+            if status == K.GROW:
+                new = 2 * len(os_)
+                os_ = np.concatenate([os_, np.zeros(new - len(os_))])
+                op = np.concatenate([op, np.zeros(new - len(op))])
+                ox = np.concatenate([ox, np.zeros((new - len(ox), ox.shape[1]), ox.dtype)])
+                continue
+            # BUDGET: aim at about 20 ms a call, so the deadline is met closely
+            spent = time.perf_counter() - t_call
+            if spent < 0.01 and budget < (1 << 24):
+                budget *= 2
+            elif spent > 0.04 and budget > 1024:
+                budget //= 2
+
+    res.nodes = int(ctrl[K.C_NODES])
+    res.pruned = int(ctrl[K.C_PRUNED])
+    res.bounds = int(ctrl[K.C_BOUNDS])
+    res.best = float(fbest[0])
+
+    def pattern(codes: np.ndarray, score: float, prob: float) -> ScoredPattern:
+        x, y = {}, {}
+        for j in np.flatnonzero(codes[:n]):
+            c = int(codes[j])
+            if c < 0:
+                x[order[j]] = -c - 1
+            else:
+                y[order[j]] = c - 1
+        return ScoredPattern(x, y, float(score), float(prob))
+
+    if mode == "topk":
+        size = int(ctrl[K.C_HSIZE])
+        slots = sorted(range(size), key=lambda s_: (-hk[s_], -hc[s_]))
+        res.patterns = [pattern(hx[s_], hs[s_], hp[s_]) for s_ in slots]
+    else:
+        res.patterns = [pattern(ox[i], os_[i], op[i]) for i in range(int(ctrl[K.C_NOUT]))]
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def search_naive_bayes(circuit: Circuit, d: int, fav: int, sensitive: list[int],
+                       delta: float, *, mode: str = "all", k: int = 10,
+                       rank_by: str = "discrimination", time_limit: float | None = None,
+                       deadline: float | None = None,
+                       options: SearchOptions = SearchOptions(),
+                       order: list[int] | None = None, min_support: float = 0.0,
+                       progress: bool | None = False) -> SearchResult | None:
+    """:func:`nb_search` on ``circuit`` with :func:`search`'s arguments and its variable
+    order (``options.ordering``), or None where it does not apply: the circuit is not naive
+    Bayes in ``d`` (:meth:`NaiveBayesBound.from_circuit`), ``options.naive_bayes_bound`` is
+    off, or ``mode`` is not one of :data:`NB_MODES`. (``options.seed_runs`` is not used: the
+    compiled search does not need a head start.)"""
+    if mode not in NB_MODES or not options.naive_bayes_bound:
+        return None
+    nb = NaiveBayesTables.from_circuit(circuit, d, fav)
+    if nb is None:
+        return None
+    if order is None:
+        order = search_order(circuit, d, fav, sensitive, options.ordering)
+    return nb_search(nb, circuit.variables.cardinalities, d, fav, sensitive, delta, mode=mode,
+                     k=k, rank_by=rank_by, order=order, deadline=deadline,
+                     time_limit=time_limit, min_support=min_support,
+                     best_first=options.best_first, progress=progress)
