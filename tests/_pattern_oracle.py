@@ -370,3 +370,364 @@ def top_k(records, delta, k, rank_by="discrimination") -> list:
     sigma = discrimination_patterns(records, delta)
     ranked = sorted(sigma, key=lambda r: (-rank_score(r, rank_by, delta), r.key))
     return ranked[:k]
+
+
+# ============================================================================================
+# Vectorised brute force for the property suite (tests/patterns/test_random_models.py).
+#
+# The same definitions as above, computed on numpy arrays so that thousands of random models fit
+# in the test budget. Independent of the engines' algorithms: every probability is a sum of the
+# rows of the normalised joint table selected by a pattern's mask (a mask-matrix product), the
+# summaries compare pairs of patterns through their per-variable states, and the divergence is
+# the closed form of spec §2 evaluated from the four masses P(d,x,y), P(¬d,x,y), P(d,y,¬x),
+# P(¬d,y,¬x), each summed directly (no subtraction), so a mass that is zero is exactly zero.
+# Cross-checked against the slow functions above in the suite.
+
+from fractions import Fraction  # noqa: E402
+
+#: relative tolerance of the Pareto tie rule (two values tie when |a − b| ≤ PARETO_RTOL·max)
+PARETO_RTOL = 1e-9
+
+
+def normalised_joint(circuit) -> tuple[np.ndarray, np.ndarray]:
+    """``(assignments, probs)``: the circuit's function on every complete assignment divided by
+    its total, computed in log space (``exp(log f − max)`` then divided by the exact sum), so
+    circuits whose normaliser overflows or underflows a float give the right distribution."""
+    cards = [int(k) for k in circuit.variables.cardinalities]
+    assignments = all_assignments(cards)
+    logf = np.asarray(circuit.log_marginal(assignments), dtype=np.float64)
+    if np.any(np.isnan(logf)) or np.any(logf == np.inf):
+        raise ValueError("the circuit's log-values are NaN or +inf")
+    m = float(np.max(logf))
+    if m == -np.inf:
+        raise ValueError("the circuit has no mass")
+    probs = np.exp(logf - m)
+    return assignments, probs / math.fsum(probs.tolist())
+
+
+def _exact_param(logw: float, max_denominator: int) -> Fraction:
+    if logw == -math.inf:
+        return Fraction(0)
+    f = Fraction(math.exp(logw)).limit_denominator(max_denominator)
+    if abs(float(f) - math.exp(logw)) > 1e-12:
+        raise ValueError(f"parameter {math.exp(logw)!r} is not a fraction with denominator "
+                         f"<= {max_denominator}")
+    return f
+
+
+def exact_joint(circuit, max_denominator: int = 1 << 12) -> tuple[np.ndarray, np.ndarray]:
+    """``(assignments, probs)`` with ``probs`` an object array of :class:`Fraction`: the circuit
+    evaluated exactly on every complete assignment, each parameter (sum weight, leaf entry) read
+    back as the fraction with denominator ≤ ``max_denominator`` nearest to ``exp(log θ)`` (so a
+    circuit built from dyadic or other small-denominator parameters is evaluated exactly), then
+    divided by the exact total."""
+    from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM
+
+    cards = [int(k) for k in circuit.variables.cardinalities]
+    A = all_assignments(cards)
+    n_rows = len(A)
+    vals: list = [None] * circuit.num_nodes
+    one, zero = Fraction(1), Fraction(0)
+    for i in range(circuit.num_nodes):
+        k = int(circuit.kind[i])
+        if k == INDICATOR:
+            col = A[:, int(circuit.var[i])]
+            vals[i] = np.array([one if c == int(circuit.value[i]) else zero for c in col],
+                               dtype=object)
+        elif k == CATEGORICAL:
+            lo, ln = int(circuit.param_ptr[i]), int(circuit.param_len[i])
+            table = [_exact_param(float(w), max_denominator) for w in circuit.params[lo:lo + ln]]
+            col = A[:, int(circuit.var[i])]
+            vals[i] = np.array([table[c] for c in col], dtype=object)
+        else:
+            lo, hi = int(circuit.edge_ptr[i]), int(circuit.edge_ptr[i + 1])
+            if k == PRODUCT:
+                acc = np.array([one] * n_rows, dtype=object)
+                for e in range(lo, hi):
+                    acc = acc * vals[int(circuit.edge_a[e])]
+            elif k == SUM:
+                acc = np.array([zero] * n_rows, dtype=object)
+                for e in range(lo, hi):
+                    w = _exact_param(float(circuit.edge_logw[e]), max_denominator)
+                    term = vals[int(circuit.edge_a[e])] * w
+                    if int(circuit.edge_b[e]) >= 0:
+                        term = term * vals[int(circuit.edge_b[e])]
+                    acc = acc + term
+            else:  # pragma: no cover
+                raise ValueError(f"unknown node kind {k}")
+            vals[i] = acc
+    probs = vals[circuit.root]
+    total = sum(probs, zero)
+    if total <= 0:
+        raise ValueError("the circuit has no mass")
+    return A, np.array([p / total for p in probs], dtype=object)
+
+
+@dataclass
+class PatternArrays:
+    """Every pattern ``(x, y)`` (``P(x, y) = 0`` included, see ``defined``) as arrays.
+
+    ``states[i, j]`` is the state of feature ``features[j]`` in pattern ``i``: 0 absent,
+    ``1 + a`` in ``y`` with value ``a``, ``1 + k + a`` in ``x`` with value ``a`` (``k`` its
+    number of values). ``a1, a0, b1, b0`` are ``P(d,x,y), P(¬d,x,y), P(d,y,¬x), P(¬d,y,¬x)``
+    (floats, or :class:`Fraction` with ``exact``); ``delta`` is
+    ``(a1·b0 − a0·b1) / (P(x,y)·P(y))`` = ``P(d|x,y) − P(d|y)`` (NaN where undefined)."""
+
+    cards: list
+    decision: int
+    sensitive: list
+    features: list
+    states: np.ndarray
+    keys: list
+    a1: np.ndarray
+    a0: np.ndarray
+    b1: np.ndarray
+    b0: np.ndarray
+    p_xy: np.ndarray
+    p_y: np.ndarray
+    delta: np.ndarray
+    defined: np.ndarray
+    complete: np.ndarray  # a complete assignment of Z
+
+    @property
+    def abs_delta(self) -> np.ndarray:
+        return np.abs(np.nan_to_num(np.asarray(self.delta, dtype=np.float64)))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def divergence(self, delta: float) -> np.ndarray:
+        """Spec §2 at threshold ``delta`` for every pattern (0 where undefined or |Δ| ≤ δ)."""
+        return np.array([divergence_masses(*m, delta) if ok else 0.0 for m, ok in
+                         zip(zip(self.a1, self.a0, self.b1, self.b0), self.defined)])
+
+    def describe(self, i: int) -> str:
+        x, y = self.keys[i]
+        return (f"x={dict(x)} y={dict(y)} Δ={float(self.delta[i])!r} "
+                f"P(x,y)={float(self.p_xy[i])!r}"
+                f" a1={float(self.a1[i])!r} a0={float(self.a0[i])!r} b1={float(self.b1[i])!r}"
+                f" b0={float(self.b0[i])!r}")
+
+
+def pattern_arrays(model, cards, decision, sensitive, favorable=1, exact=False,
+                   chunk: int = 512) -> PatternArrays:
+    """Every pattern of ``model`` scored by brute force (see :class:`PatternArrays`).
+
+    ``model``: a Circuit (its joint by :func:`normalised_joint`, or :func:`exact_joint` with
+    ``exact``), an ``(assignments, probs)`` pair, or an array of shape ``cards``."""
+    cards, sensitive = _check_problem(cards, decision, sensitive, favorable)
+    if hasattr(model, "log_marginal"):
+        A, P = exact_joint(model) if exact else normalised_joint(model)
+    elif isinstance(model, tuple):
+        A = np.asarray(model[0], np.int32)
+        P = np.asarray(model[1], dtype=object if exact else float)
+    else:
+        A, P = _as_table(model, cards)
+    if not exact:
+        P = np.asarray(P, np.float64)
+        P = P / math.fsum(P.tolist())
+    feats = [v for v in range(len(cards)) if v != decision]
+    sset = set(sensitive)
+    per_var = [list(range(1 + cards[v] + (cards[v] if v in sset else 0))) for v in feats]
+    states = np.array(list(itertools.product(*per_var)), dtype=np.int32).reshape(-1, len(feats))
+    in_x = np.zeros(states.shape, bool)
+    for j, v in enumerate(feats):
+        in_x[:, j] = states[:, j] > cards[v]
+    states = states[in_x.any(axis=1)]
+    in_x = in_x[in_x.any(axis=1)]
+    n = len(states)
+    keys, complete = [], np.zeros(n, bool)
+    for i in range(n):
+        x, y = [], []
+        for j, v in enumerate(feats):
+            s = int(states[i, j])
+            if s == 0:
+                continue
+            if s <= cards[v]:
+                y.append((v, s - 1))
+            else:
+                x.append((v, s - cards[v] - 1))
+        keys.append((tuple(x), tuple(y)))
+        complete[i] = bool(np.all(states[i] > 0))
+    is_d = A[:, decision] == favorable
+    dt = object if exact else np.float64
+    a1, a0, b1, b0 = (np.empty(n, dtype=dt) for _ in range(4))
+    Pd = np.where(is_d, P, 0 * P[0]).astype(dt)
+    Pn = np.where(~is_d, P, 0 * P[0]).astype(dt)
+    for lo in range(0, n, chunk):
+        st = states[lo:lo + chunk]
+        m_xy = np.ones((len(st), len(A)), bool)
+        m_y = np.ones((len(st), len(A)), bool)
+        for j, v in enumerate(feats):
+            k = cards[v]
+            s = st[:, j:j + 1]
+            col = A[:, v][None, :]
+            val = np.where(s > k, s - k - 1, s - 1)
+            match = col == val
+            m_xy &= (s == 0) | match
+            m_y &= (s == 0) | (s > k) | match
+        m_ynx = m_y & ~m_xy
+        if exact:
+            for name, mask, vec in (("a1", m_xy, Pd), ("a0", m_xy, Pn), ("b1", m_ynx, Pd),
+                                    ("b0", m_ynx, Pn)):
+                arr = {"a1": a1, "a0": a0, "b1": b1, "b0": b0}[name]
+                for r in range(len(st)):
+                    arr[lo + r] = sum(vec[mask[r]], Fraction(0))
+        else:
+            a1[lo:lo + len(st)] = m_xy.astype(np.float64) @ Pd
+            a0[lo:lo + len(st)] = m_xy.astype(np.float64) @ Pn
+            b1[lo:lo + len(st)] = m_ynx.astype(np.float64) @ Pd
+            b0[lo:lo + len(st)] = m_ynx.astype(np.float64) @ Pn
+    p_xy = a1 + a0
+    p_y = p_xy + b1 + b0
+    defined = np.array([p > 0 for p in p_xy], bool)
+    if exact:
+        delta = np.array([(a1[i] * b0[i] - a0[i] * b1[i]) / (p_xy[i] * p_y[i]) if defined[i]
+                          else None for i in range(n)], dtype=object)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            delta = np.where(defined, (a1 * b0 - a0 * b1) / (p_xy * p_y), np.nan)
+    return PatternArrays(cards, decision, sensitive, feats, states, keys, a1, a0, b1, b0,
+                         p_xy, p_y, delta, defined, complete)
+
+
+def divergence_masses(a1, a0, b1, b0, delta: float) -> float:
+    """Spec §2's divergence from the four masses ``a1 = P(d,x,y)``, ``a0 = P(¬d,x,y)``,
+    ``b1 = P(d,y,¬x)``, ``b0 = P(¬d,y,¬x)``: ``P(x,y)·KL(q ‖ q')`` with ``q = P(d|x,y)`` and
+    ``q' = P(d|y,¬x) ± δ·P(y)/P(y,¬x)`` (the value of ``Q(d|x,y)`` that puts ``Δ`` at
+    ``±δ``, the sign of Δ). This is the closed form ``a1·log(a1/(a1+r)) + a0·log(a0/(a0−r))``
+    rewritten: ``a1 + r = P(x,y)·q'`` and ``a0 − r = P(x,y)·(1 − q')``.
+
+    Zero where ``|Δ| ≤ δ``; ``+inf`` exactly where the fix must empty a block P fills:
+    δ = 0 and ``P(d,y,¬x) = 0`` (Δ > 0, then ``q' = 0``) or ``P(¬d,y,¬x) = 0`` (Δ < 0,
+    ``q' = 1``)."""
+    a1, a0, b1, b0 = (float(v) for v in (a1, a0, b1, b0))
+    p_xy = a1 + a0
+    p_ynx = b1 + b0
+    p_y = p_xy + p_ynx
+    if p_xy <= 0:
+        return 0.0
+    score = (a1 * b0 - a0 * b1) / (p_xy * p_y)
+    if abs(score) <= delta or p_ynx <= 0:
+        return 0.0
+    if score > 0:
+        q1 = (b1 + delta * p_y) / p_ynx      # Q(d | x, y)
+        q0 = (b0 - delta * p_y) / p_ynx      # Q(¬d | x, y)
+    else:
+        q1 = (b1 - delta * p_y) / p_ynx
+        q0 = (b0 + delta * p_y) / p_ynx
+    div = 0.0
+    for a, q in ((a1, q1), (a0, q0)):
+        if a > 0:
+            if q <= 0:
+                return math.inf
+            div += a * math.log((a / p_xy) / q)
+    return max(div, 0.0)
+
+
+def exact_max_abs_delta(arrays: PatternArrays) -> Fraction:
+    """The exact ``max |Δ|`` over defined patterns of an ``exact`` :class:`PatternArrays`."""
+    vals = [abs(d) for d, ok in zip(arrays.delta, arrays.defined) if ok]
+    return max(vals) if vals else Fraction(0)
+
+
+def bands(arrays: PatternArrays, delta: float, margin: float = 1e-9):
+    """``(clear, border)`` masks: ``clear`` = defined with ``|Δ| > δ + margin`` (every engine
+    must report it), ``border`` = defined with ``| |Δ| − δ | ≤ margin`` (rounding decides)."""
+    a = arrays.abs_delta
+    clear = arrays.defined & (a > delta + margin)
+    border = arrays.defined & (np.abs(a - delta) <= margin)
+    return clear, border
+
+
+def threshold_bands(arrays: PatternArrays, delta: float, below: float = 1e-13,
+                    above: float = 1e-10):
+    """``(clear, border)`` for engines whose rule is ``|Δ| > δ + atol`` with ``atol`` = 1e-12:
+    ``clear`` = ``|Δ| > δ + above`` (must be reported), ``border`` = ``δ + below < |Δ| ≤ δ +
+    above`` (rounding of the engine's Δ decides); every other defined pattern, including those
+    with ``|Δ|`` mathematically equal to δ (e.g. Δ = 0 at δ = 0, computed as ±1e-17), must NOT
+    be reported. Sound as long as the oracle's and the engine's Δ are within ``atol − below``
+    (9e-13) of the true value, i.e. a few hundred ulps."""
+    a = arrays.abs_delta
+    clear = arrays.defined & (a > delta + above)
+    border = arrays.defined & (a > delta + below) & ~clear
+    return clear, border
+
+
+def _extension_matrix(states_small: np.ndarray, states_big: np.ndarray) -> np.ndarray:
+    """``E[i, j]``: pattern ``big[j]`` extends or equals ``small[i]`` (every feature of
+    ``small[i]`` has the same state in ``big[j]``)."""
+    return np.all((states_small[:, None, :] == 0) | (states_small[:, None, :] == states_big[None]),
+                  axis=2)
+
+
+def summary_masks(arrays: PatternArrays, member: np.ndarray, rtol: float = PARETO_RTOL,
+                  chunk: int = 256) -> dict:
+    """``maximal``, ``minimal``, ``pareto`` masks (spec §3) for the set Σ given as a boolean
+    ``member`` mask over the defined patterns (so a caller can fix the membership of patterns
+    at the threshold). Quantifiers range over defined patterns only, as in :func:`maximal`.
+    Pareto uses the relative tie rule of :func:`pareto_relative`."""
+    member = np.asarray(member, bool) & arrays.defined
+    st = arrays.states
+    defined = arrays.defined
+    n = len(st)
+    idx_m = np.flatnonzero(member)
+    maximal_ = np.zeros(n, bool)
+    up = np.zeros(n, bool)
+    for lo in range(0, len(idx_m), chunk):
+        rows = idx_m[lo:lo + chunk]
+        E = _extension_matrix(st[rows], st)                 # [rows, all]
+        E[np.arange(len(rows)), rows] = False               # strict extensions
+        has_member_ext = (E & member[None]).any(axis=1)
+        maximal_[rows] = ~has_member_ext & ~arrays.complete[rows]
+        up[rows] = ~(E & defined[None] & ~member[None]).any(axis=1)
+    minimal_ = np.zeros(n, bool)
+    idx_up = np.flatnonzero(up)
+    for lo in range(0, len(idx_up), chunk):
+        rows = idx_up[lo:lo + chunk]
+        C = _extension_matrix(st[idx_up], st[rows])          # C[c, r]: rows[r] ⊒ idx_up[c]
+        C[np.searchsorted(idx_up, rows), np.arange(len(rows))] = False
+        minimal_[rows] = ~C.any(axis=0)
+    return {"patterns": member, "maximal": maximal_, "minimal": minimal_,
+            "pareto": pareto_relative(arrays.abs_delta, arrays.p_xy.astype(np.float64), member,
+                                      rtol)}
+
+
+def pareto_relative(abs_delta: np.ndarray, prob: np.ndarray, member: np.ndarray,
+                    rtol: float = PARETO_RTOL, score_slack: float = 0.0,
+                    prob_slack: float = 0.0) -> np.ndarray:
+    """The strict Pareto front (spec §3, Definition 5) with relative ties: two probabilities tie
+    when ``|p − q| ≤ rtol·max(p, q)``, two scores likewise. ``i`` is on the front iff every
+    other member ``j`` has a score smaller beyond the tie or a probability smaller beyond the tie.
+    ``score_slack`` (absolute) and ``prob_slack`` (relative to max(p, q)) widen (> 0) or narrow
+    (< 0) the ties, to see whether rounding could change the answer."""
+    a = np.asarray(abs_delta, np.float64)
+    p = np.asarray(prob, np.float64)
+    idx = np.flatnonzero(member)
+    out = np.zeros(len(a), bool)
+    if len(idx) == 0:
+        return out
+    ai, pi = a[idx], p[idx]
+    ma = np.maximum(ai[:, None], ai[None, :])
+    mp = np.maximum(pi[:, None], pi[None, :])
+    better_a = (ai[:, None] - ai[None, :]) > rtol * ma + score_slack
+    better_p = (pi[:, None] - pi[None, :]) > (rtol + prob_slack) * mp
+    ok = better_a | better_p
+    np.fill_diagonal(ok, True)
+    out[idx] = ok.all(axis=1)
+    return out
+
+
+def pareto_ambiguous(abs_delta: np.ndarray, prob: np.ndarray, member: np.ndarray,
+                     rtol: float = PARETO_RTOL, score_err: float = 1e-13,
+                     prob_rel_err: float = 1e-11) -> bool:
+    """True when rounding could change the front: the fronts computed with every tie widened
+    by the errors (scores: ``score_err`` absolute, probabilities: ``prob_rel_err`` relative)
+    and with every tie narrowed by them differ from the plain one."""
+    plain = pareto_relative(abs_delta, prob, member, rtol)
+    for sign in (1.0, -1.0):
+        other = pareto_relative(abs_delta, prob, member, rtol, sign * score_err,
+                                sign * prob_rel_err)
+        if not np.array_equal(plain, other):
+            return True
+    return False

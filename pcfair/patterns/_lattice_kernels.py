@@ -91,7 +91,7 @@ def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size,
 
 
 @njit(cache=True)
-def _sift_down(vals, idx, size, i):
+def _sift_down(vals, idx, pay, size, i):
     while True:
         lo = i
         left = 2 * i + 1
@@ -104,19 +104,21 @@ def _sift_down(vals, idx, size, i):
             return
         vals[i], vals[lo] = vals[lo], vals[i]
         idx[i], idx[lo] = idx[lo], idx[i]
+        pay[i], pay[lo] = pay[lo], pay[i]
         i = lo
 
 
 @njit(cache=True)
-def _heap_offer(vals, idx, sizes, h, value, index):
-    """Offer ``(value, index)`` to min-heap ``h`` (rows of ``vals``/``idx``); keeps the
-    largest ``vals.shape[1]`` values."""
+def _heap_offer(vals, idx, pay, sizes, h, value, index, payload):
+    """Offer ``(value, index, payload)`` to min-heap ``h`` (rows of ``vals``/``idx``/``pay``);
+    keeps the largest ``vals.shape[1]`` values."""
     cap = vals.shape[1]
     size = sizes[h]
     if size < cap:
         i = size
         vals[h, i] = value
         idx[h, i] = index
+        pay[h, i] = payload
         sizes[h] = size + 1
         while i > 0:
             parent = (i - 1) // 2
@@ -124,13 +126,15 @@ def _heap_offer(vals, idx, sizes, h, value, index):
                 break
             vals[h, parent], vals[h, i] = vals[h, i], vals[h, parent]
             idx[h, parent], idx[h, i] = idx[h, i], idx[h, parent]
+            pay[h, parent], pay[h, i] = pay[h, i], pay[h, parent]
             i = parent
         return
     if value <= vals[h, 0]:
         return
     vals[h, 0] = value
     idx[h, 0] = index
-    _sift_down(vals[h], idx[h], size, 0)
+    pay[h, 0] = payload
+    _sift_down(vals[h], idx[h], pay[h], size, 0)
 
 
 @njit(cache=True)
@@ -175,9 +179,10 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                  cell_combos, cond, prob,
                  mass_ptr, mass_idx, deltas, atol, min_support, counts, rare, defined,
                  best, best_idx,
-                 top_vals, top_idx, top_sizes,
-                 div_vals, div_idx, div_sizes,
-                 pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_idx, surv_len,
+                 top_vals, top_idx, top_pay, top_sizes,
+                 div_vals, div_idx, div_pay, div_sizes,
+                 pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_s, surv_idx,
+                 surv_len,
                  list_on, list_idx, list_score, list_p, list_div, list_len,
                  dense_out):
     """Score every sensitive combination of ``n_leaves`` leaves and fold into the
@@ -187,7 +192,9 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     ``combo_xy``/``combo_y``: ext-table index of ``x y`` and of ``y`` for each combination
     with a non-empty ``x``; ``combo_off`` its part of the global lattice index; ``mass_ptr``/
     ``mass_idx`` the ext cells whose masses sum to ``P(·, y, ¬x)`` (the disjoint events of
-    :func:`pcfair.patterns.scores.divergence_masses`). ``defined[0]`` counts the defined
+    :func:`pcfair.patterns.scores.divergence_masses`). The heaps and the Pareto candidates
+    carry each pattern's signed score (``*_pay``, ``surv_s``) so that a pattern is reported
+    with the very numbers that selected it. ``defined[0]`` counts the defined
     patterns (``P(x, y) > 0``). Patterns with ``P(x, y) < min_support`` are set aside:
     counted in ``rare`` (per δ) where they discriminate, and otherwise treated as undefined.
     ``cell_combos[e]`` is the number of combinations whose
@@ -254,10 +261,10 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
             for c in range(n_c):
                 n_above += mags[c] > thr
             counts[d] += n_above
-        if writing:
+        if writing:  # the signed score of every pattern with support
             for c in range(n_c):
                 if mags[c] == mags[c]:
-                    dense_out[base + combo_off[c]] = mags[c]
+                    dense_out[base + combo_off[c]] = cond[combo_xy[c]] - cond[combo_y[c]]
         if hi - lo > best_val:
             for c in range(n_c):
                 if mags[c] > best_val:
@@ -281,7 +288,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
             a1 = t[2 * ixy]
             a0 = t[2 * ixy + 1]
             if k_top > 0 and (top_sizes[0] < k_top or mag > top_vals[0, 0]):
-                _heap_offer(top_vals, top_idx, top_sizes, 0, mag, index)
+                _heap_offer(top_vals, top_idx, top_pay, top_sizes, 0, mag, index, score)
             if k_div > 0:
                 for d in range(n_d):
                     if not mag > deltas[d] + atol:
@@ -298,7 +305,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                         m1 += t[2 * cell]
                         m0 += t[2 * cell + 1]
                     dv = _divergence(a1, a0, m1, m0, score, deltas[d])
-                    _heap_offer(div_vals, div_idx, div_sizes, d, dv, index)
+                    _heap_offer(div_vals, div_idx, div_pay, div_sizes, d, dv, index, score)
             if pareto_on:
                 for d in range(n_d):
                     if not mag > deltas[d] + atol:
@@ -320,6 +327,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                     s = surv_len[d]
                     surv_p[d, s] = p_xy
                     surv_a[d, s] = mag
+                    surv_s[d, s] = score
                     surv_idx[d, s] = index
                     surv_len[d] = s + 1
             if list_on and mag > deltas[0] + atol:

@@ -237,17 +237,23 @@ def _engine(engine: str, pc: Circuit, d: int, fav: int, sens: list[int], max_byt
     return engine
 
 
-def _lattice_patterns(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, delta: float
-                      ) -> list[Pattern]:
-    """Patterns at global lattice indices, scored by exact queries (a few: top-k, fronts,
-    summaries)."""
+def _lattice_patterns(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, scores,
+                      delta: float, divergences=None) -> list[Pattern]:
+    """Patterns at global lattice indices with the scores (and divergences, if given) that
+    selected them in the scan, so that a pattern is reported with the numbers that decided
+    it (a second computation can land a few ulps on the other side of ``δ``); probabilities
+    and missing divergences come from queries, the latter with the given scores."""
     pairs = [plan.decode(int(i)) for i in idx]
     if not pairs:
         return []
     m = pattern_marginals(pc, d, fav, pairs)
     items = [ScoredPattern(x, y, float(s), float(p))
-             for (x, y), s, p in zip(pairs, m.score, m.p_xy)]
-    return _search_patterns(pc, d, fav, items, delta)
+             for (x, y), s, p in zip(pairs, scores, m.p_xy)]
+    found = _search_patterns(pc, d, fav, items, delta)
+    if divergences is not None:
+        found = [Pattern(p.x, p.y, p.score, p.probability, float(dv))
+                 for p, dv in zip(found, divergences)]
+    return found
 
 
 def _listed_patterns(pc: Circuit, plan: LatticePlan, listing: tuple) -> list[Pattern]:
@@ -481,19 +487,24 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         found = [] if count_only or out is not None else \
             _listed_patterns(pc, run.plan, res.listing)
     else:
+        divergences = None
         if kind == "topk":
-            idx = (res.div[0] if by_div else res.top)[1]
+            heap = res.div[0] if by_div else res.top
+            idx, scores = heap[1], heap[2]
+            divergences = heap[0] if by_div else None
         elif kind == "pareto":
-            idx = final_front(res.fronts[0])[2]
+            front = final_front(res.fronts[0])
+            idx, scores = front[2], front[3]
         else:
             valid = ~np.isnan(run.dense)
-            disc = valid & discriminates(np.nan_to_num(run.dense), delta)
+            disc = valid & discriminates(np.abs(np.nan_to_num(run.dense)), delta)
             idx = np.flatnonzero(extension_summaries(
                 valid, disc, run.plan.shape,
                 tuple(run.plan.cards[v] for v in run.plan.features))[kind])
+            scores = run.dense[idx]
         count = len(idx)
         found = [] if count_only and kind != "topk" else \
-            _lattice_patterns(pc, run.plan, d, fav, idx, delta)
+            _lattice_patterns(pc, run.plan, d, fav, idx, scores, delta, divergences)
     found.sort(key=(lambda p: -p.divergence) if by_div else (lambda p: -p.abs_score))
     return PatternSet(kind=kind, delta=delta, engine=name, complete=run.complete, count=count,
                       patterns=[] if count_only else found, stats=_scan_stats(run))
@@ -544,8 +555,8 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
                progress=progress)
     res = run.result
     found = int(res.counts[0]) > 0
-    witness = (_lattice_patterns(pc, run.plan, d, fav, res.top[1][:1], float(delta))[0]
-               if found else None)
+    witness = (_lattice_patterns(pc, run.plan, d, fav, res.top[1][:1], res.top[2][:1],
+                                 float(delta))[0] if found else None)
     fair = False if found else (True if run.complete else None)
     return Certificate(fair=fair, complete=run.complete or found, delta=float(delta),
                        engine=name, witness=witness,
@@ -587,13 +598,14 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     res = run.result
     if dense:
         valid = ~np.isnan(run.dense)
+        magnitude = np.abs(np.nan_to_num(run.dense))
         structure_arrays = structure(run.plan.shape, tuple(run.plan.cards[v]
                                                            for v in run.plan.features))
     rows = []
     for i, delta in enumerate(deltas):
         row = {"delta": delta, "patterns": int(res.counts[i]), "set_aside": int(res.rare[i])}
         if dense:
-            disc = valid & discriminates(np.nan_to_num(run.dense), delta)
+            disc = valid & discriminates(magnitude, delta)
             masks = extension_summaries(valid, disc, run.plan.shape,
                                         tuple(run.plan.cards[v] for v in run.plan.features),
                                         structure_arrays)

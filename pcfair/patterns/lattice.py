@@ -231,7 +231,7 @@ class LatticeQuery:
     Pareto candidates per δ, see :func:`final_front`; the smallest is the listing's and the witness's threshold).
     ``k_top``: best ``|Δ|`` kept; ``k_div``: best divergences kept per δ; ``pareto``: the
     strict fronts; ``listing``: every pattern of the smallest δ; ``dense``: write ``|Δ|`` of
-    every point into one array (NaN where undefined; in-process only). Patterns with
+    every point into one array (signed Δ; NaN where undefined; in-process only). Patterns with
     ``P(x, y) < min_support`` are set aside: counted per δ in :attr:`ChunkResult.rare`,
     otherwise treated as undefined."""
 
@@ -254,9 +254,9 @@ class ChunkResult:
     defined: int = 0
     best: float = 0.0
     best_index: int = -1
-    top: tuple = (np.zeros(0), np.zeros(0, np.int64))
-    div: list = field(default_factory=list)     # per δ: (values, indices)
-    fronts: list = field(default_factory=list)  # per δ: (p, |Δ|, indices)
+    top: tuple = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0))
+    div: list = field(default_factory=list)     # per δ: (divergences, indices, Δ)
+    fronts: list = field(default_factory=list)  # per δ: (P(x, y), |Δ|, indices, Δ)
     listing: tuple = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
     points: int = 0
     seconds: float = 0.0
@@ -319,19 +319,19 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     best = np.zeros(1)
     best_idx = np.full(1, -1, np.int64)
     defined = np.zeros(1, np.int64)
-    top_vals = np.zeros((1, query.k_top))
+    top_vals, top_pay = np.zeros((1, query.k_top)), np.zeros((1, query.k_top))
     top_idx = np.zeros((1, query.k_top), np.int64)
     top_sizes = np.zeros(1, np.int64)
-    div_vals = np.zeros((nd, query.k_div))
+    div_vals, div_pay = np.zeros((nd, query.k_div)), np.zeros((nd, query.k_div))
     div_idx = np.zeros((nd, query.k_div), np.int64)
     div_sizes = np.zeros(nd, np.int64)
     n_combo = len(plan.combos[0])
     per_batch = batch * n_combo
     cap = per_batch if query.pareto else 0
-    surv_p, surv_a = np.zeros((nd, cap)), np.zeros((nd, cap))
+    surv_p, surv_a, surv_s = np.zeros((nd, cap)), np.zeros((nd, cap)), np.zeros((nd, cap))
     surv_idx = np.zeros((nd, cap), np.int64)
     surv_len = np.zeros(nd, np.int64)
-    fronts = [(np.zeros(0), np.zeros(0), np.zeros(0, np.int64)) for _ in range(nd)]
+    fronts = [_NO_FRONT for _ in range(nd)]
     front_p, front_best, front_len = np.zeros((nd, 1)), np.zeros((nd, 1)), np.zeros(nd, np.int64)
     lcap = per_batch if query.listing else 0
     list_idx, list_score = np.zeros(lcap, np.int64), np.zeros(lcap)
@@ -359,14 +359,16 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
                        cond, prob, mptr, midx,
                        deltas, THRESHOLD_ATOL, float(query.min_support), counts, rare, defined,
                        best, best_idx,
-                       top_vals, top_idx, top_sizes, div_vals, div_idx, div_sizes,
-                       query.pareto, front_p, front_best, front_len, surv_p, surv_a,
+                       top_vals, top_idx, top_pay, top_sizes,
+                       div_vals, div_idx, div_pay, div_sizes,
+                       query.pareto, front_p, front_best, front_len, surv_p, surv_a, surv_s,
                        surv_idx, surv_len, query.listing, list_idx, list_score, list_p,
                        list_div, list_len, dense)
         if query.pareto and surv_len.max() > 0:
             for d in range(nd):
-                fronts[d] = _compact(fronts[d], surv_p[d, : surv_len[d]],
-                                     surv_a[d, : surv_len[d]], surv_idx[d, : surv_len[d]])
+                m = surv_len[d]
+                fronts[d] = _compact([fronts[d], (surv_p[d, :m], surv_a[d, :m], surv_idx[d, :m],
+                                                  surv_s[d, :m])])
             surv_len[:] = 0
             width = max(1, max(len(f[0]) for f in fronts))
             front_p, front_best = np.zeros((nd, width)), np.zeros((nd, width))
@@ -382,8 +384,8 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
             list_len[0] = 0
     out = ChunkResult(counts=counts, rare=rare, defined=int(defined[0]), best=float(best[0]),
                       best_index=int(best_idx[0]),
-                      top=_heap_items(top_vals[0], top_idx[0], int(top_sizes[0])),
-                      div=[_heap_items(div_vals[d], div_idx[d], int(div_sizes[d]))
+                      top=_heap_items(top_vals[0], top_idx[0], top_pay[0], int(top_sizes[0])),
+                      div=[_heap_items(div_vals[d], div_idx[d], div_pay[d], int(div_sizes[d]))
                            for d in range(nd)],
                       fronts=fronts if query.pareto else [],
                       points=leaves * (int(np.prod([2 * plan.cards[v] + 1
@@ -394,27 +396,29 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     return out
 
 
+#: No Pareto candidates: ``(P(x, y), |Δ|, index, Δ)`` arrays.
+_NO_FRONT = (np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0))
+
+
 def final_front(candidates: tuple) -> tuple:
     """The strict Pareto front (:func:`pcfair.patterns.dense.pareto_mask`) of merged
-    candidates ``(p, |Δ|, indices)``."""
-    p, a, idx = candidates
-    keep = pareto_mask(a, p, np.ones(len(p), bool))
-    return p[keep], a[keep], idx[keep]
+    candidates ``(P(x, y), |Δ|, indices, Δ)``."""
+    keep = pareto_mask(candidates[1], candidates[0], np.ones(len(candidates[0]), bool))
+    return tuple(column[keep] for column in candidates)
 
 
-def _heap_items(vals: np.ndarray, idx: np.ndarray, size: int) -> tuple:
-    return vals[:size].copy(), idx[:size].copy()
+def _heap_items(vals: np.ndarray, idx: np.ndarray, scores: np.ndarray, size: int) -> tuple:
+    """A heap's ``(key, index, Δ)`` arrays."""
+    return vals[:size].copy(), idx[:size].copy(), scores[:size].copy()
 
 
-def _compact(front: tuple, p: np.ndarray, a: np.ndarray, idx: np.ndarray) -> tuple:
-    """The Pareto candidates (:func:`pareto_candidates`) of candidates and new points, sorted
-    by decreasing probability."""
-    p = np.concatenate([front[0], p])
-    a = np.concatenate([front[1], a])
-    idx = np.concatenate([front[2], idx])
-    keep = pareto_candidates(a, p)
-    order = np.argsort(-p[keep], kind="stable")
-    return p[keep][order], a[keep][order], idx[keep][order]
+def _compact(parts: list[tuple]) -> tuple:
+    """The Pareto candidates (:func:`pareto_candidates`) of several candidate sets, sorted by
+    decreasing probability."""
+    p, a, idx, score = (np.concatenate([part[i] for part in parts]) for i in range(4))
+    keep = np.flatnonzero(pareto_candidates(a, p))
+    keep = keep[np.argsort(-p[keep], kind="stable")]
+    return p[keep], a[keep], idx[keep], score[keep]
 
 
 _CIRCUITS: dict = {}
@@ -436,6 +440,8 @@ def merge(results: list[ChunkResult], query: LatticeQuery) -> ChunkResult:
     listings concatenate (sorted by index, so the merge does not depend on order)."""
     nd = len(query.deltas)
     out = ChunkResult(counts=np.zeros(nd, np.int64), rare=np.zeros(nd, np.int64))
+    out.div = [out.top] * nd
+    out.fronts = [_NO_FRONT] * nd if query.pareto else []
     results = [r for r in results if r is not None]
     if not results:
         return out
@@ -447,13 +453,7 @@ def merge(results: list[ChunkResult], query: LatticeQuery) -> ChunkResult:
     out.top = _best_k([r.top for r in results], query.k_top)
     out.div = [_best_k([r.div[d] for r in results], query.k_div) for d in range(nd)]
     if query.pareto:
-        out.fronts = []
-        for d in range(nd):
-            parts = [r.fronts[d] for r in results]
-            out.fronts.append(_compact((np.zeros(0), np.zeros(0), np.zeros(0, np.int64)),
-                                       np.concatenate([f[0] for f in parts]),
-                                       np.concatenate([f[1] for f in parts]),
-                                       np.concatenate([f[2] for f in parts])))
+        out.fronts = [_compact([r.fronts[d] for r in results]) for d in range(nd)]
     if query.listing:
         idx = np.concatenate([r.listing[0] for r in results])
         order = np.argsort(idx, kind="stable")
@@ -465,12 +465,11 @@ def merge(results: list[ChunkResult], query: LatticeQuery) -> ChunkResult:
 
 
 def _best_k(parts: list[tuple], k: int) -> tuple:
-    """The ``k`` best ``(value, index)`` pairs, ties broken by the smaller index (so the
+    """The ``k`` best ``(key, index, Δ)`` entries, ties broken by the smaller index (so the
     merge does not depend on the order of the parts)."""
-    vals = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)
-    idx = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+    vals, idx, scores = (np.concatenate([p[i] for p in parts]) for i in range(3))
     order = np.lexsort((idx, -vals))[:k]
-    return vals[order], idx[order]
+    return vals[order], idx[order], scores[order]
 
 
 # ------------------------------------------------------------------------------- the engine

@@ -31,7 +31,11 @@ Variables are decided in the given order, sensitive ones first: into ``x`` with 
 (sensitive only), into ``y`` with each value, or excluded; until ``x`` is non-empty only
 sensitive variables can go into ``x``, and a node with empty ``x`` and no sensitive variable
 left is a leaf. Top-k visits children by decreasing score (best first), and keeps its ``k``
-best in an array heap ordered as :mod:`heapq` orders ``search``'s, so ties resolve the same way.
+best in an array heap ordered as :mod:`heapq` orders ``search``'s. Top-k by |Δ| prunes a node
+whose bound is within 1e-14 of the k-th score (``_naive_bayes_kernels.TIE_ATOL``: such bounds
+often equal a recorded score up to rounding), so a returned k-th score is exact up to ties of
+1e-14; ``search`` leaves those ties to rounding and may visit many more nodes (5x on the German
+naive Bayes). Modes ``"all"`` and ``"first"`` visit, prune and bound exactly ``search``'s nodes.
 A ``deadline`` (a :func:`time.perf_counter` value) is checked between chunks of nodes (a few
 milliseconds each); a run it stops is marked incomplete.
 
@@ -58,7 +62,8 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.patterns import _naive_bayes_kernels as K
 from pcfair.patterns.scores import ScoredPattern, log_normalizer
-from pcfair.patterns.search import NaiveBayesBound, SearchOptions, SearchResult, search_order
+from pcfair.patterns.search import (NaiveBayesBound, SearchOptions, SearchResult, progress_bar,
+                                    search_order)
 
 #: The modes :func:`nb_search` runs (``search``'s ``"pareto"`` and ``"extension"`` are not).
 NB_MODES = ("all", "first", "topk")
@@ -255,8 +260,6 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     ox = np.zeros((cap, max(n, 1)), np.int8)
     if card.size and card.max() > 126:
         hx, ox = hx.astype(np.int64), ox.astype(np.int64)
-
-    from pcfair.patterns.search import progress_bar
 
     budget = 1 << 14
     with progress_bar(progress, "branch and bound (compiled)") as bar:

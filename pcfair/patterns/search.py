@@ -499,7 +499,11 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
 
     def cut(ub: float, a_min: float, a_max: float, rest, p_xy: float) -> bool:
         """Prune given the score bound ``ub``, the range of P(d|x',y') and a function giving
-        the range of P(d|y',¬x') (asked only for top-k by divergence)."""
+        the range of P(d|y',¬x') (asked only for top-k by divergence). The bound and the
+        scores it bounds are computed differently (quotient pass, marginal queries), so it is
+        inflated by a relative 1e-9 before it is compared: rounding must not prune a pattern
+        whose computed score lies a few ulps above it."""
+        ub = ub * (1.0 + 1e-9) + 1e-300
         if ub <= delta + THRESHOLD_ATOL:
             return True
         if mode == "topk":
@@ -510,7 +514,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             r_min, r_max = rest()
             return divergence_bound(p_xy, a_min, a_max, r_min, r_max, delta) <= top[0][0]
         if mode == "pareto":
-            return front.level(p_xy) > ub * (1 + 1e-9) + 1e-12
+            return front.level(p_xy) > ub + 1e-12
         return False
 
     in_top: set = set()
