@@ -1,7 +1,5 @@
 """pcfair: certify the fairness of probabilistic circuits and audit models for intersectional bias."""
 
-from pcfair.circuit import Circuit, CircuitBuilder, Variables, Vtree
-from pcfair.circuit.io import load, save
 from pcfair.errors import (
     DataError,
     EvidenceError,
@@ -15,6 +13,15 @@ from pcfair.errors import (
 __version__ = "0.1.0"
 
 _LAZY = {
+    # the circuit layer imports numpy and numba: imported on first use, so that the command
+    # line starts fast (``pcfair --help``)
+    "Circuit": ("pcfair.circuit", "Circuit"),
+    "CircuitBuilder": ("pcfair.circuit", "CircuitBuilder"),
+    "Variables": ("pcfair.circuit", "Variables"),
+    "Vtree": ("pcfair.circuit", "Vtree"),
+    "load": ("pcfair.circuit.io", "load"),
+    "save": ("pcfair.circuit.io", "save"),
+    "circuit": ("pcfair.circuit", None),
     "learn_pc": ("pcfair.learn.clt", "learn_pc"),
     "PCClassifier": ("pcfair.learn.classifier", "PCClassifier"),  # imports scikit-learn
     "certify": ("pcfair.patterns", "certify"),
@@ -34,7 +41,8 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    """Import learning, datasets and scikit-learn-backed names on first use."""
+    """Import the circuit layer, learning, datasets and scikit-learn-backed names on first
+    use."""
     if name in _LAZY:
         import importlib
 

@@ -151,15 +151,50 @@ class _Parser(argparse.ArgumentParser):
 AUDIT_MODULES = ("cbs", "testsgd", "structured_regression", "avoir")
 
 
-def _add_audit_commands(subparsers: argparse._SubParsersAction) -> None:
-    audit = subparsers.add_parser("audit", help="audit a model's predictions with a ported method")
-    audit_sub = audit.add_subparsers(dest="method", metavar="METHOD")
-    audit_sub.required = True
+def _register_audits(audit_sub: argparse._SubParsersAction) -> None:
     for name in AUDIT_MODULES:
         modname = f"pcfair.audits.{name}.cli"
         if importlib.util.find_spec(f"pcfair.audits.{name}") is None:
             continue
         importlib.import_module(modname).register(audit_sub)
+
+
+class _LazyAuditParser(_Parser):
+    """``pcfair audit``: the methods' sub-commands are registered (their modules, which import
+    pandas, scipy and scikit-learn, are imported) only when ``pcfair audit ...`` is parsed or
+    its help is printed, so ``pcfair --help`` and the circuit commands start fast."""
+
+    _audit_sub: argparse._SubParsersAction | None = None
+
+    def _register(self) -> None:
+        sub, self._audit_sub = self._audit_sub, None
+        if sub is not None:
+            _register_audits(sub)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._register()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._register()
+        return super().format_help()
+
+
+def _add_audit_commands(subparsers: argparse._SubParsersAction, lazy: bool = False) -> None:
+    parser_class = subparsers._parser_class
+    if lazy:
+        subparsers._parser_class = _LazyAuditParser
+    try:
+        audit = subparsers.add_parser("audit",
+                                      help="audit a model's predictions with a ported method")
+    finally:
+        subparsers._parser_class = parser_class
+    audit_sub = audit.add_subparsers(dest="method", metavar="METHOD", parser_class=_Parser)
+    audit_sub.required = True
+    if lazy:
+        audit._audit_sub = audit_sub
+    else:
+        _register_audits(audit_sub)
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
@@ -230,28 +265,106 @@ def _cmd_marginal(args) -> int:
 
 
 def _cmd_learn(args) -> int:
+    import time
+
     import pandas as pd
 
     from pcfair.circuit.io import save
+    from pcfair.errors import DataError
     from pcfair.learn.clt import learn_pc, train_valid_split
+    from pcfair.learn.data import prepare_frame
 
+    t0 = time.perf_counter()
+    if args.fair and (args.sensitive is None or args.delta is None):
+        raise OptionError("learn --fair needs --sensitive and --delta")
+    if not args.fair and (args.sensitive is not None or args.delta is not None):
+        raise OptionError("--sensitive and --delta are options of learn --fair")
     try:
         df = pd.read_csv(args.data)
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        from pcfair.errors import DataError
-
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read {args.data}: {exc}") from None
+    if args.decision not in df.columns:
+        raise DataError(f"decision column {args.decision!r} is not in {args.data}; columns are "
+                        f"{list(df.columns)}")
+    df, edges = prepare_frame(df, args.decision, args.bins)  # before any split: same bins
+    if args.verbose:
+        print(f"read {args.data}: {len(df):,} rows, {df.shape[1]} columns"
+              + "".join(f"; {c} binned into {len(e) - 1} quantile bin(s)"
+                        for c, e in edges.items()), flush=True)
     train, test = (train_valid_split(df, args.test_fraction, random_state=args.seed)
                    if args.test_fraction > 0 else (df, None))
-    pc = learn_pc(train, args.decision, structure=args.structure,
-                  pseudocount=args.pseudocount, random_state=args.seed)
+    progress = None  # a bar on stderr when it is a terminal
+    if args.fair:
+        from pcfair.learn.fair import learn_fair_pc
+
+        sensitive = _sensitive(args)
+        res = learn_fair_pc(train, args.decision, sensitive, args.delta,
+                            structure=args.structure, k=args.k, max_iter=args.max_iter,
+                            time_limit=args.time_limit, pseudocount=args.pseudocount,
+                            random_state=args.seed, favorable=args.favorable,
+                            verbose=args.verbose, progress=progress)
+        pc = res.circuit
+        if res.fair is not True:
+            print(f"NOT CERTIFIED: {res.status}; the final model is "
+                  f"{'unfair' if res.fair is False else 'not certified (incomplete run)'} "
+                  f"at delta {args.delta}; nothing written", file=sys.stderr)
+            return EXIT_INCOMPLETE
+    else:
+        pc = learn_pc(train, args.decision, structure=args.structure,
+                      pseudocount=args.pseudocount, random_state=args.seed, progress=progress)
     save(pc, args.out)
-    msg = (f"learned {pc} from {len(train)} rows; train log-likelihood "
+    fair = (f"certified {args.delta}-fair for {', '.join(_sensitive(args))}; "
+            if args.fair else "")
+    msg = (f"learned {pc} from {len(train)} rows; {fair}train log-likelihood "
            f"{float(pc.log_marginal(train).mean()):.6f} per row")
     if test is not None:
         msg += f"; test log-likelihood {float(pc.log_marginal(test).mean()):.6f} per row"
     print(msg + f"; saved {args.out}")
+    if args.verbose:
+        print(f"done in {time.perf_counter() - t0:.1f} s", flush=True)
     return EXIT_OK
+
+
+def _add_learn_command(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "learn", help="learn a circuit from a CSV file (optionally a certified fair one)",
+        description="Learn a smooth, decomposable, deterministic, structured-decomposable "
+                    "circuit from a CSV file; with --fair, learn it subject to delta-fairness "
+                    "and write it only when it is certified (exit 3 otherwise).")
+    p.add_argument("data", help="CSV file with a header; complete, categorical columns "
+                                "(bin continuous ones with --bins)")
+    p.add_argument("--decision", required=True, help="the decision column")
+    p.add_argument("--structure", choices=("clt", "strudel", "naive_bayes"), default="clt")
+    p.add_argument("--bins", type=positive_int, default=None, metavar="N",
+                   help="cut every numeric column with more than 20 distinct values into N "
+                        "quantile bins (the intervals become its values); without it such a "
+                        "column is an error")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of Strudel's validation split and of --test-fraction")
+    p.add_argument("--pseudocount", type=nonnegative_float, default=1.0,
+                   help="added to every count (default 1)")
+    p.add_argument("--test-fraction", type=fraction, default=0.0,
+                   help="hold out this fraction of rows, in [0, 1) (seeded by --seed), and "
+                        "report its log-likelihood")
+    p.add_argument("--out", required=True, help="output model (.json; .psdd for binary data)")
+    p.add_argument("--verbose", action="store_true",
+                   help="print what is done (with --fair: one line per iteration)")
+    fair = p.add_argument_group("fair learning (--fair)")
+    fair.add_argument("--fair", action="store_true",
+                      help="maximum likelihood subject to delta-fairness (learn_fair_pc); "
+                           "writes the model only when certified, else exits 3")
+    fair.add_argument("--sensitive", default=None, help="comma-separated sensitive columns")
+    fair.add_argument("--delta", type=open_probability, default=None,
+                      help="discrimination threshold, in (0, 1)")
+    fair.add_argument("--favorable", default="1",
+                      help="the favourable decision value (default 1)")
+    fair.add_argument("--k", type=positive_int, default=10,
+                      help="patterns constrained per iteration (default 10)")
+    fair.add_argument("--max-iter", type=positive_int, default=30,
+                      help="most constrained re-fits (default 30)")
+    fair.add_argument("--time-limit", type=positive_float, default=None,
+                      help="seconds for the fair-learning loop")
+    p.set_defaults(func=_cmd_learn)
 
 
 def _pattern_args(p: argparse.ArgumentParser,
@@ -466,19 +579,7 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=nonnegative_int, default=0, help="seed when EO must be sampled")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_metrics)
-    p = sub.add_parser("learn", help="learn a circuit from a CSV file")
-    p.add_argument("data", help="CSV file with a header; complete, categorical columns")
-    p.add_argument("--decision", required=True, help="the decision column")
-    p.add_argument("--structure", choices=("clt", "strudel"), default="clt")
-    p.add_argument("--seed", type=nonnegative_int, default=0,
-                   help="seed of Strudel's validation split and of --test-fraction")
-    p.add_argument("--pseudocount", type=nonnegative_float, default=1.0,
-                   help="added to every count (default 1)")
-    p.add_argument("--test-fraction", type=fraction, default=0.0,
-                   help="hold out this fraction of rows (seeded by --seed) and report its "
-                        "log-likelihood")
-    p.add_argument("--out", required=True, help="output model (.json; .psdd for binary data)")
-    p.set_defaults(func=_cmd_learn)
+    _add_learn_command(sub)
 
 
 def _epilog() -> str:
@@ -486,21 +587,32 @@ def _epilog() -> str:
     return f"exit codes:\n{rows}"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every sub-command registered."""
+def _version() -> str:
+    from pcfair import __version__
+
+    return f"pcfair {__version__}"
+
+
+def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
+    """Build the argument parser with every sub-command registered.
+
+    ``lazy=True`` (what :func:`main` uses) registers the ``audit`` methods only when
+    ``pcfair audit ...`` is parsed, so that ``pcfair --help`` does not import them.
+    """
     parser = _Parser(
         prog="pcfair",
         description="Certify the fairness of probabilistic circuits and audit models.",
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=_version())
     parser.add_argument("--debug", action="store_true",
                         help=f"print the traceback of an error (also: {DEBUG_ENV}=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _add_circuit_commands(sub)
     _add_report_command(sub)
-    _add_audit_commands(sub)
+    _add_audit_commands(sub, lazy=lazy)
     return parser
 
 
@@ -531,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     debug = _debug_requested(argv)
     try:
-        parser = build_parser()
+        parser = build_parser(lazy=True)
         args = parser.parse_args(argv)
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -149,8 +149,8 @@ mitigation.steps
 # ### A probabilistic circuit as the classifier
 #
 # A naive Bayes model over the binarized COMPAS table, written as a circuit: a sum over the
-# decision `ScoreText` of products of one categorical leaf per feature, with parameters
-# counted from the data. As a classifier it predicts argmax_y P(ScoreText = y | x), computed
+# decision `ScoreText_` of products of one categorical leaf per feature, with parameters
+# counted from the data. As a classifier it predicts argmax_y P(ScoreText_ = y | x), computed
 # from the circuit's marginals by `testsgd.pc_predictor`. The sensitive features are the four
 # the table marks as sensitive.
 
@@ -163,8 +163,7 @@ def load_compas_binarized() -> tuple[pd.DataFrame, str, list]:
         from pcfair.datasets import load_binarized
     except ImportError:
         frame = pd.read_csv(Path(DATA) / "compas_binerized.csv")
-        frame.columns = [c[:-1] if c.endswith("_") else c for c in frame.columns]
-        return frame, "ScoreText", ["Ethnic_Code_Text", "MaritalStatus", "Sex", "Age"]
+        return frame, "ScoreText_", ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
     ds = load_binarized("compas", download_if_missing=False, data_home=DATA)
     return ds.frame, ds.target, list(ds.sensitive)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pcfair.errors import VariableError
+from pcfair.errors import EvidenceError, VariableError
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,25 @@ class Variables:
                 f"unknown variable {var!r}; the circuit's variables are {_preview(self.names)}"
             ) from None
 
-    def value_index(self, var: str | int, value: Hashable) -> int:
-        """Index of ``value`` in the domain of ``var``.
+    def numeric_labels(self, var: str | int) -> bool:
+        """Whether ``var``'s values are numbers other than their own codes ``0..k−1`` (such as
+        ``[1, 2]``): then an integer could be meant as a value or as a code, and pcfair reads
+        integers as values only (see :meth:`value_index` and :meth:`evidence_matrix`)."""
+        domain = self.domains[self.index(var)]
 
-        A value is matched by label first; an integer that is not a label is taken as an index.
-        String labels of numbers also match (``"1"`` for the label ``1``).
+        def number(v) -> bool:
+            return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+        return (all(number(v) for v in domain)
+                and [float(v) for v in domain] != [float(j) for j in range(len(domain))])
+
+    def value_index(self, var: str | int, value: Hashable) -> int:
+        """Index (code) of ``value`` in the domain of ``var``.
+
+        A value is matched by label first (string forms of labels match too: ``"1"`` for the
+        label ``1``); an integer that is no label is read as a code ``0..k−1``, and so is a
+        string of digits when the variable's values are not numbers (``"1"`` for
+        ``"1 (Female)"`` on the command line).
         """
         i = self.index(var)
         table = self._value_index[i]
@@ -102,7 +116,10 @@ class Variables:
             for label, j in table.items():
                 if str(label) == value:
                     return j
-        if isinstance(value, (int, np.integer)) and 0 <= int(value) < len(self.domains[i]):
+            if value.strip().isdigit() and not self.numeric_labels(i):
+                value = int(value)
+        if (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                and 0 <= int(value) < len(self.domains[i])):
             return int(value)
         raise VariableError(
             f"unknown value {value!r} for variable {self.names[i]!r}; "
@@ -120,9 +137,13 @@ class Variables:
     def evidence_matrix(self, evidence) -> np.ndarray:
         """Evidence as an ``int32`` matrix (rows × variables, −1 = missing).
 
-        Accepts a DataFrame (a column per variable, NaN/None = missing; absent columns are missing),
-        a mapping ``{var: value}`` (one row), a list of mappings, or an integer array already in
-        index form (−1 = missing).
+        Two forms, never mixed up: DataFrames, Series, mappings ``{var: value}`` and lists of
+        mappings hold *values* (labels; NaN/None or an absent column = missing; see
+        :meth:`value_index`); a numeric array holds *codes* ``0..k−1`` (−1 or NaN = missing).
+        An array is refused when some variable's values are numbers other than their codes
+        (``[1, 2]``): there the same integer means one thing as a value and another as a code
+        — pass a DataFrame for values, or call
+        :func:`pcfair.inference.marginals.log_marginals` with codes.
         """
         import pandas as pd
 
@@ -159,6 +180,14 @@ class Variables:
                     out[r, self.index(k)] = self.value_index(k, v)
             return out
         arr = np.asarray(evidence)
+        ambiguous = [i for i in range(nv) if self.numeric_labels(i)]
+        if ambiguous:
+            i = ambiguous[0]
+            raise EvidenceError(
+                f"an array of evidence is read as value codes 0..k-1, but variable "
+                f"{self.names[i]!r} has the numeric values {list(self.domains[i])}, so its "
+                "codes and values differ: pass a DataFrame or a mapping of values, or codes "
+                "through pcfair.inference.marginals.log_marginals(circuit, codes)")
         if arr.ndim == 1:
             arr = arr[None, :]
         if arr.ndim != 2 or arr.shape[1] != nv:

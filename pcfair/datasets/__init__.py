@@ -9,7 +9,10 @@ public files under ``raw/`` (``compas-scores-two-years.csv``, ``adult.data``, ``
 
 - :func:`fetch_compas`, :func:`fetch_adult`, :func:`fetch_german`: raw public data as tidy
   DataFrames, optionally preprocessed as the papers describe.
-- :func:`load_binarized`: the binarized COMPAS / Adult / German / ACS-Income tables.
+- :func:`load_binarized`: the binarized COMPAS / Adult / German / ACS-Income tables, with the
+  upstream CSV's column names (those of the shipped circuits) and the value labels of their
+  binarisation recipes (``Dataset.value_labels``; ``labels=True`` puts them in the frame).
+  ``python -m pcfair.datasets NAME [--labels] --out FILE`` writes one as CSV.
 - :func:`binarize`, :func:`discretize` and the recipes in :mod:`pcfair.datasets.preprocessing`.
 - :func:`make_planted`: synthetic data with a discrimination pattern of exact, known size.
 

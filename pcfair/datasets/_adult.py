@@ -10,7 +10,12 @@ import pandas as pd
 from pcfair.datasets._cache import fetch_file
 from pcfair.datasets._dataset import Dataset
 from pcfair.datasets._registry import REGISTRY
-from pcfair.datasets.preprocessing import ADULT_BINARIZED_SENSITIVE, binarize_adult
+from pcfair.datasets.preprocessing import (
+    ADULT_BINARIZED_MEANINGS,
+    ADULT_BINARIZED_SENSITIVE,
+    binarize_adult,
+    value_labels,
+)
 from pcfair.errors import DataError
 
 #: Column names, as spelled in ``adult.names``; the last one is the decision.
@@ -297,12 +302,14 @@ def fetch_adult(
     )
     if preprocess == "binarize":
         frame = binarize_adult(frame)
+        labels = value_labels(ADULT_BINARIZED_MEANINGS)
         target, favorable = "target", 1
         sensitive = list(ADULT_BINARIZED_SENSITIVE)
         description += " Binarized with LearnFairNB's rules (age dropped, as upstream)."
     else:
         target, favorable = "income", ">50K"
         sensitive = ["age", "marital-status", "race", "sex", "native-country"]
+        labels = {}
     dataset = Dataset(
         frame=frame,
         target=target,
@@ -310,6 +317,7 @@ def fetch_adult(
         sensitive=sensitive,
         name="adult",
         description=description,
+        value_labels=labels,
         source=" ".join(str(REGISTRY[_FILES[p]].url) for p in parts),
     )
     if return_X_y:

@@ -1,4 +1,17 @@
-"""Loader for the binarized COMPAS, Adult, German and ACS-Income tables used by the papers."""
+"""Loader for the binarized COMPAS, Adult, German and ACS-Income tables used by the papers.
+
+Names: the columns keep the upstream CSV headers, in CSV order, so a table loaded here, the
+upstream file and the circuits shipped in ``circuits/`` (learned from it) name the same
+variables (``ScoreText_``, ``Sex_``, ``Age``... for COMPAS). The ``.net.txt`` variable lists have
+no trailing underscores; they are matched to the headers after stripping one.
+
+Values: 0/1 codes. What each code means comes from the binarisation recipe
+(:mod:`pcfair.datasets.preprocessing`: ``COMPAS_BINARIZED_MEANINGS``... ) and is carried as
+``Dataset.value_labels`` (``{"Sex_": ("0 (Male)", "1 (Female)")}``); ``labels=True`` puts
+those labels in the frame. The decision column always keeps its 0/1 codes (its favourable
+value is 1, pcfair's default ``favorable``); its meaning is in ``value_labels`` too. ACS Income
+is anonymised and has no labels.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +25,12 @@ from pcfair.datasets._cache import fetch_file
 from pcfair.datasets._dataset import Dataset
 from pcfair.datasets._netfile import NetSpec, read_net_file
 from pcfair.datasets._registry import REGISTRY
+from pcfair.datasets.preprocessing import (
+    ADULT_BINARIZED_MEANINGS,
+    COMPAS_BINARIZED_MEANINGS,
+    GERMAN_BINARIZED_MEANINGS,
+    value_labels,
+)
 from pcfair.errors import DataError
 
 
@@ -25,6 +44,7 @@ class _BinarizedSpec:
     target: str | None = None
     favorable: int | None = None
     sensitive: tuple[str, ...] = ()
+    meanings: dict | None = None
 
 
 _SPECS: dict[str, _BinarizedSpec] = {
@@ -35,9 +55,10 @@ _SPECS: dict[str, _BinarizedSpec] = {
         description=(
             "LearnFairNB's binarized COMPAS (Choi, Farnadi, Babaki, Van den Broeck, AAAI 2020): "
             "48,834 Broward County COMPAS assessments, 7 binary features and the decision "
-            "ScoreText (1 = not 'High'). Built upstream from ProPublica's compas-scores-raw "
+            "ScoreText_ (1 = not 'High'). Built upstream from ProPublica's compas-scores-raw "
             "file, not the two-year file; it has no recidivism outcome."
         ),
+        meanings=COMPAS_BINARIZED_MEANINGS,
     ),
     "adult": _BinarizedSpec(
         csv="adult_binerized.csv",
@@ -48,6 +69,7 @@ _SPECS: dict[str, _BinarizedSpec] = {
             "(no age column) and the decision target (1 = income >50K). "
             "pcfair.datasets.binarize_adult reproduces it from the raw file."
         ),
+        meanings=ADULT_BINARIZED_MEANINGS,
     ),
     "german": _BinarizedSpec(
         csv="german_binerized.csv",
@@ -58,6 +80,7 @@ _SPECS: dict[str, _BinarizedSpec] = {
             "decision loan_status (1 = good credit). pcfair.datasets.binarize_german "
             "reproduces it from the raw file."
         ),
+        meanings=GERMAN_BINARIZED_MEANINGS,
     ),
     "acs_income": _BinarizedSpec(
         csv="ACS_Income_binerized.csv",
@@ -79,16 +102,17 @@ _SPECS: dict[str, _BinarizedSpec] = {
 BINARIZED_NAMES: tuple[str, ...] = tuple(_SPECS)
 
 
-def _rename_columns(columns: list[str], spec: _BinarizedSpec) -> list[str]:
+def _net_names(columns: list[str], spec: _BinarizedSpec) -> dict[str, str]:
+    """``.net.txt`` name -> CSV column (one trailing underscore stripped for COMPAS)."""
     if not spec.strip_trailing_underscore:
-        return list(columns)
-    renamed = [c[:-1] if c.endswith("_") else c for c in columns]
-    if len(set(renamed)) != len(renamed):
-        dupes = sorted({r for r in renamed if renamed.count(r) > 1})
+        return {c: c for c in columns}
+    stripped = [c[:-1] if c.endswith("_") else c for c in columns]
+    if len(set(stripped)) != len(stripped):
+        dupes = sorted({r for r in stripped if stripped.count(r) > 1})
         raise DataError(
             f"{spec.csv}: stripping one trailing underscore makes column names collide: {dupes}"
         )
-    return renamed
+    return dict(zip(stripped, columns))
 
 
 def _check_binary(frame: pd.DataFrame, csv: str) -> pd.DataFrame:
@@ -106,18 +130,29 @@ def _check_binary(frame: pd.DataFrame, csv: str) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
-def _match_net(columns: list[str], net: NetSpec, spec: _BinarizedSpec) -> None:
+def _match_net(columns: list[str], net: NetSpec, spec: _BinarizedSpec) -> dict[str, str]:
+    by_net = _net_names(columns, spec)
     wanted = [net.target, *net.features]
-    missing = [name for name in wanted if name not in columns]
+    missing = [name for name in wanted if name not in by_net]
     if missing:
         how = " after stripping one trailing underscore" if spec.strip_trailing_underscore else ""
         raise DataError(
             f"{spec.net} names variable(s) {missing} that have no column in {spec.csv}; "
-            f"its columns{how} are {columns}"
+            f"its columns{how} are {list(by_net)}"
         )
-    extra = [c for c in columns if c not in wanted]
+    extra = [c for n, c in by_net.items() if n not in wanted]
     if extra:
         raise DataError(f"column(s) {extra} of {spec.csv} are not listed in {spec.net}")
+    return by_net
+
+
+def _labelled(frame: pd.DataFrame, labels: dict, target: str) -> pd.DataFrame:
+    out = frame.copy()
+    for column, names in labels.items():
+        if column != target and column in out.columns:
+            out[column] = pd.Categorical.from_codes(out[column].to_numpy(), categories=list(names),
+                                                    ordered=True)
+    return out
 
 
 def load_binarized(
@@ -126,15 +161,21 @@ def load_binarized(
     data_home: str | os.PathLike[str] | None = None,
     download_if_missing: bool = True,
     return_X_y: bool = False,  # noqa: N803 (scikit-learn convention)
+    labels: bool = False,
 ) -> Dataset | tuple[pd.DataFrame, pd.Series]:
     """Load one of the binarized tables used by the discrimination-pattern papers.
 
     The CSV is read together with its LearnFairNB ``.net.txt`` variable list, which gives the
-    decision, its favourable value and the sensitive flags. Columns are matched **by name**:
-    in ``compas_binerized.csv`` exactly one trailing underscore is stripped from each header
-    (``ScoreText_`` becomes ``ScoreText``) so that they match the ``.net.txt`` names.
-    ACS Income has no ``.net.txt``; its decision is ``D`` (favourable 1) and its sensitive
-    features are ``F9`` and ``F10``.
+    decision, its favourable value and the sensitive flags. Columns keep the CSV headers and
+    order (the names of the shipped circuits); they are matched to the ``.net.txt`` names
+    **by name**, after stripping exactly one trailing underscore in ``compas_binerized.csv``
+    (``ScoreText_`` matches ``ScoreText``). ACS Income has no ``.net.txt``; its decision is
+    ``D`` (favourable 1) and its sensitive features are ``F9`` and ``F10``.
+
+    ``Dataset.value_labels`` says what each code means (module docstring); with
+    ``labels=True`` the feature columns hold those labels (``"0 (Male)"``, ``"1 (Female)"``) as
+    ordered categoricals, code order kept, which is how the shipped ``.json`` circuits were
+    learned (``python -m pcfair.datasets``).
 
     Parameters
     ----------
@@ -146,11 +187,14 @@ def load_binarized(
         Download missing files from the authors' repositories.
     return_X_y : bool, default False
         Return ``(X, y)`` instead of a :class:`Dataset`.
+    labels : bool, default False
+        Put the value labels in the feature columns (the decision keeps 0/1).
 
     Returns
     -------
     Dataset or (pandas.DataFrame, pandas.Series)
-        Columns are ``int8`` 0/1, in CSV order with the decision moved last.
+        Columns in CSV order; ``int8`` 0/1, or with ``labels=True`` ordered categoricals of
+        the labels (the decision stays ``int8``).
 
     Raises
     ------
@@ -165,9 +209,13 @@ def load_binarized(
     >>> from pcfair.datasets import load_binarized
     >>> ds = load_binarized("compas")
     >>> ds.target, ds.favorable, ds.frame.shape
-    ('ScoreText', 1, (48834, 8))
+    ('ScoreText_', 1, (48834, 8))
     >>> ds.sensitive
-    ['Ethnic_Code_Text', 'MaritalStatus', 'Sex', 'Age']
+    ['Ethnic_Code_Text_', 'MaritalStatus_', 'Sex_', 'Age']
+    >>> ds.value_labels["Sex_"]
+    ('0 (Male)', '1 (Female)')
+    >>> load_binarized("compas", labels=True).frame["CustodyStatus_"].iloc[:2].tolist()
+    ['0 (Jail Inmate)', '1 (not Jail Inmate)']
     """
     key = name.lower() if isinstance(name, str) else name
     if key not in _SPECS:
@@ -183,21 +231,26 @@ def load_binarized(
         net = None
 
     raw = pd.read_csv(csv_path)
-    raw.columns = _rename_columns([str(c) for c in raw.columns], spec)
+    raw.columns = [str(c) for c in raw.columns]
     frame = _check_binary(raw, spec.csv)
     columns = list(frame.columns)
 
     if net is not None:
-        _match_net(columns, net, spec)
-        target, favorable, sensitive = net.target, net.favorable, list(net.sensitive)
+        by_net = _match_net(columns, net, spec)
+        target, favorable = by_net[net.target], net.favorable
+        sensitive = [by_net[s] for s in net.sensitive]
     else:
         target, favorable, sensitive = str(spec.target), spec.favorable, list(spec.sensitive)
         absent = [c for c in (target, *sensitive) if c not in columns]
         if absent:
             raise DataError(f"{spec.csv} has no column(s) {absent}; its columns are {columns}")
 
-    order = [c for c in columns if c != target] + [target]
-    frame = frame[order]
+    labels_by_column = value_labels(spec.meanings) if spec.meanings else {}
+    unknown = [c for c in columns if labels_by_column and c not in labels_by_column]
+    if unknown:
+        raise DataError(f"{spec.csv}: no value labels for column(s) {unknown}")
+    if labels:
+        frame = _labelled(frame, labels_by_column, target)
     sources = [REGISTRY[spec.csv].url] + ([REGISTRY[spec.net].url] if spec.net else [])
     dataset = Dataset(
         frame=frame,
@@ -207,6 +260,7 @@ def load_binarized(
         name=key,
         description=spec.description,
         source=" ".join(u for u in sources if u),
+        value_labels=labels_by_column,
     )
     if return_X_y:
         return dataset.X, dataset.y

@@ -30,6 +30,10 @@ class Dataset:
         What the table is and how it was prepared.
     source : str
         Where the data came from: URL(s), or ``"synthetic"``.
+    value_labels : dict of str to tuple, optional
+        What the values of a coded column mean, from its preprocessing recipe: column ->
+        one label per code (``{"Sex_": ("0 (Male)", "1 (Female)")}``: code ``k`` is
+        ``value_labels[col][k]``). Empty when the recipe is not known.
 
     Attributes
     ----------
@@ -65,6 +69,7 @@ class Dataset:
     name: str = ""
     description: str = ""
     source: str = ""
+    value_labels: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         columns = list(self.frame.columns)

@@ -9,7 +9,12 @@ import pandas as pd
 from pcfair.datasets._cache import fetch_file
 from pcfair.datasets._dataset import Dataset
 from pcfair.datasets._registry import REGISTRY
-from pcfair.datasets.preprocessing import GERMAN_BINARIZED_SENSITIVE, binarize_german
+from pcfair.datasets.preprocessing import (
+    GERMAN_BINARIZED_MEANINGS,
+    GERMAN_BINARIZED_SENSITIVE,
+    binarize_german,
+    value_labels,
+)
 from pcfair.errors import DataError
 
 _FILE = "raw/german.data"
@@ -239,12 +244,14 @@ def fetch_german(
     )
     if preprocess == "binarize":
         frame = binarize_german(frame)
+        labels = value_labels(GERMAN_BINARIZED_MEANINGS)
         target, favorable = "loan_status", 1
         sensitive = list(GERMAN_BINARIZED_SENSITIVE)
         description += " Binarized with LearnFairNB's rules."
     else:
         target, favorable = "credit", "good"
         sensitive = ["age", "sex", "foreign_worker"]
+        labels = {}
     dataset = Dataset(
         frame=frame,
         target=target,
@@ -252,6 +259,7 @@ def fetch_german(
         sensitive=sensitive,
         name="german",
         description=description,
+        value_labels=labels,
         source=str(REGISTRY[_FILE].url),
     )
     if return_X_y:

@@ -562,6 +562,95 @@ GERMAN_RULES: dict[str, Rule] = {
 GERMAN_BINARIZED_SENSITIVE: tuple[str, ...] = ("age", "foreign_worker", "sex", "marital_status")
 
 
+# ---------------------------------------------------------------------------------------------
+# Value labels of the binarized tables
+# ---------------------------------------------------------------------------------------------
+#
+# What the 0 and 1 of each binarized column mean, written down from the rules above (Adult,
+# German) and from LearnFairNB's COMPAS script (``compass_data_binarized.py``: code 0 is the
+# listed raw value, code 1 every other value; age is ``pandas.cut`` at ``[0, 30, 100]`` of the
+# age on the day the script ran). :func:`value_labels` turns them into the labels
+# ``"0 (Male)"``, ``"1 (Female)"``: the code first, so a label never hides which 0/1 value of
+# the CSV (and of a ``.psdd`` file, which has no labels) it stands for, labels sort in code
+# order, and no label is a bare number that could be mistaken for a code. Meanings never hold
+# ``,``, ``|`` or ``=``, which separate the parts of a pattern's text (``a=1 (x), b=0 (y) |
+# c=...``) and of ``--evidence``.
+
+#: Meaning of code 0 and code 1 of each column of ``compas_binerized.csv`` (upstream names).
+COMPAS_BINARIZED_MEANINGS: dict[str, tuple[str, str]] = {
+    "CustodyStatus_": ("Jail Inmate", "not Jail Inmate"),
+    "LegalStatus_": ("Post Sentence", "not Post Sentence"),
+    "RecSupervisionLevel_": ("level 1 or 2", "level 3 or 4"),
+    "Ethnic_Code_Text_": ("Caucasian", "not Caucasian"),
+    "MaritalStatus_": ("Married or Significant Other", "Single/Divorced/Separated/Widowed"),
+    "Age": ("30 or younger", "older than 30"),
+    "ScoreText_": ("High", "Low or Medium"),
+    "Sex_": ("Male", "Female"),
+}
+
+#: Meaning of code 0 and code 1 of each column of :data:`ADULT_RULES`.
+ADULT_BINARIZED_MEANINGS: dict[str, tuple[str, str]] = {
+    "workclass": ("self-employed/without pay/never worked", "employee or unknown"),
+    "fnlwgt": ("189778 or less", "over 189778"),
+    "education": ("no college", "some college or more"),
+    "education-num": ("10 or less", "over 10"),
+    "hours-per-week": ("under 40", "40 or more"),
+    "marital-status": ("married", "not married"),
+    "occupation": ("other or unknown", "white-collar or protective"),
+    "relationship": ("not husband or wife", "husband or wife"),
+    "race": ("not White", "White"),
+    "sex": ("Male", "Female"),
+    "native-country": ("other or unknown", "United-States"),
+    "capital-gain": ("1 or less", "over 1"),
+    "capital-loss": ("1 or less", "over 1"),
+    "target": ("income 50K or less", "income over 50K"),
+}
+
+#: Meaning of code 0 and code 1 of each column of :data:`GERMAN_RULES`.
+GERMAN_BINARIZED_MEANINGS: dict[str, tuple[str, str]] = {
+    "duration": ("12 months or less", "over 12 months"),
+    "credit_amount": ("2800 DM or less", "over 2800 DM"),
+    "age": ("30 or younger", "older than 30"),
+    "maintenance": ("2 dependents", "1 dependent"),
+    "telephone": ("no telephone", "telephone"),
+    "foreign_worker": ("not foreign worker", "foreign worker"),
+    "loan_status": ("bad credit", "good credit"),
+    "checking_status": ("below 0 DM or no account", "0 DM or more"),
+    "credit_history": ("paid back duly or no credits", "past delays or critical account"),
+    "purpose": ("other purpose", "car/repairs/education/business"),
+    "saving_account": ("below 500 DM or unknown", "500 DM or more"),
+    "employment": ("under 4 years or unemployed", "4 years or more"),
+    "income": ("installment rate 1 or 2", "installment rate 3 or 4"),
+    "sex": ("male", "female"),
+    "marital_status": ("not single", "single"),
+    "guarantor": ("none or co-applicant", "guarantor"),
+    "residence": ("1 or 2 years", "3 or 4 years"),
+    "property": ("car/other or none", "real estate or savings/insurance"),
+    "installation_plan": ("bank or stores", "none"),
+    "housing": ("rent or for free", "own"),
+    "existing_credit": ("1 credit", "2 or more credits"),
+    "job": ("unskilled or unemployed", "skilled or highly qualified"),
+}
+
+
+def value_labels(meanings: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    """Labels ``"<code> (<meaning>)"`` from the meanings of each code of each column.
+
+    Examples
+    --------
+    >>> from pcfair.datasets.preprocessing import ADULT_BINARIZED_MEANINGS, value_labels
+    >>> value_labels(ADULT_BINARIZED_MEANINGS)["sex"]
+    ('0 (Male)', '1 (Female)')
+    """
+    out = {}
+    for column, texts in meanings.items():
+        bad = [t for t in texts if any(ch in t for ch in ",|=")]
+        if bad:
+            raise DataError(f"the meaning {bad[0]!r} of column {column!r} holds ',', '|' or '='")
+        out[column] = tuple(f"{k} ({t})" for k, t in enumerate(texts))
+    return out
+
+
 def binarize_adult(frame: pd.DataFrame) -> pd.DataFrame:
     """Binarize raw UCI Adult with LearnFairNB's rules (:data:`ADULT_RULES`).
 

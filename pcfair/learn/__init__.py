@@ -2,6 +2,7 @@
 
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
 from pcfair.learn.clt import learn_pc, log_likelihood, train_valid_split
+from pcfair.learn.data import MAX_NUMERIC_VALUES, apply_bins, bin_columns, continuous_columns
 
 
 def __getattr__(name: str):
@@ -15,5 +16,6 @@ def __getattr__(name: str):
         return learn_fair_pc
     raise AttributeError(f"module 'pcfair.learn' has no attribute {name!r}")
 
-__all__ = ["PCClassifier", "learn_fair_pc", "learn_pc", "log_likelihood", "maximum_spanning_tree",
-           "mutual_information", "train_valid_split"]
+__all__ = ["MAX_NUMERIC_VALUES", "PCClassifier", "apply_bins", "bin_columns",
+           "continuous_columns", "learn_fair_pc", "learn_pc", "log_likelihood",
+           "maximum_spanning_tree", "mutual_information", "train_valid_split"]

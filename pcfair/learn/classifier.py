@@ -12,6 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from pcfair.errors import DataError
+from pcfair.inference.marginals import log_marginals
 
 
 def _check_entries(arr: np.ndarray) -> None:
@@ -24,14 +25,16 @@ def _check_entries(arr: np.ndarray) -> None:
 class PCClassifier(ClassifierMixin, BaseEstimator):
     """Classify by exact inference in a probabilistic circuit learned from the data.
 
-    Features are categorical (any labels). ``predict_proba`` answers
+    Features are categorical (any labels); a numeric feature with more than 20 distinct values
+    is continuous and refused (:class:`~pcfair.errors.DataError`) unless ``bins`` is given.
+    ``predict_proba`` answers
     ``P(y | observed features)``: a NaN feature is *unobserved* and is marginalised out, so the
     classifier predicts from partial observations, the property that makes discrimination
     patterns meaningful. The fitted circuit (``circuit_``) can be certified directly.
 
     Parameters
     ----------
-    structure : {"clt"}
+    structure : {"clt", "strudel", "naive_bayes"}
         Structure learner (see :func:`pcfair.learn.learn_pc`).
     pseudocount : float, default 1.0
         Laplace pseudocount.
@@ -46,6 +49,11 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         largest class label) and any keyword of ``learn_fair_pc`` (``k``, ``rank_by``,
         ``max_iter``, ``time_limit``, ``engine``, ...). The dict is stored as given, so the
         estimator clones. The target must be binary.
+    bins : int or dict, optional
+        Quantile-bin the continuous features into at most this many bins (a dict: bin exactly
+        the named features, ``x0``, ``x1``... for arrays); the intervals (``"[18, 25)"``) are
+        the values in ``circuit_``. Prediction bins new rows with the same edges
+        (``bin_edges_``).
 
     Attributes
     ----------
@@ -62,6 +70,8 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
     certified_ : bool or None
         With ``fair``: True only when a complete certification run found no discrimination
         pattern in ``circuit_`` (a ``UserWarning`` is issued otherwise).
+    bin_edges_ : dict
+        The edges of each binned feature (empty without ``bins``).
 
     Examples
     --------
@@ -77,12 +87,14 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, structure: str = "clt", pseudocount: float = 1.0,
-                 handle_unknown: str = "error", random_state=None, fair: dict | None = None):
+                 handle_unknown: str = "error", random_state=None, fair: dict | None = None,
+                 bins=None):
         self.structure = structure
         self.pseudocount = pseudocount
         self.handle_unknown = handle_unknown
         self.random_state = random_state
         self.fair = fair
+        self.bins = bins
 
     def _names(self, n: int) -> list[str]:
         if hasattr(self, "feature_names_in_"):
@@ -92,6 +104,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y) -> "PCClassifier":
         """Learn the circuit from features ``X`` and labels ``y`` (complete data)."""
         from pcfair.learn.clt import learn_pc
+        from pcfair.learn.data import prepare_frame
 
         if self.handle_unknown not in ("error", "missing"):
             raise ValueError("handle_unknown must be 'error' or 'missing'")
@@ -104,6 +117,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         names = self._names(X.shape[1])
         df = pd.DataFrame(X, columns=names).infer_objects()
+        df, self.bin_edges_ = prepare_frame(df, None, self.bins)
         target = "target"
         while target in names:
             target = "_" + target
@@ -146,9 +160,16 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         c = self.circuit_
         names = self._names(X.shape[1])
         ev = np.full((X.shape[0], c.num_variables), -1, np.int32)
+        edges = getattr(self, "bin_edges_", {})
         for j, name in enumerate(names):
             v = c.variables.index(name)
             col = X[:, j]
+            if name in edges:
+                from pcfair.learn.data import apply_bins
+
+                raw = pd.DataFrame({name: pd.to_numeric(pd.Series(col), errors="coerce")})
+                col = apply_bins(raw, {name: edges[name]})[name].astype(object).to_numpy()
+                col = np.where(pd.isna(col), None, col)
             cache: dict = {}
             for r, x in enumerate(col):
                 if x is None or (isinstance(x, (float, np.floating)) and np.isnan(x)):
@@ -176,7 +197,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         logp = np.empty((len(ev), len(self.classes_)))
         for k in range(len(self.classes_)):
             ev[:, d] = k
-            logp[:, k] = c.log_marginal(ev)
+            logp[:, k] = log_marginals(c, ev)
         norm = np.logaddexp.reduce(logp, axis=1, keepdims=True)
         if np.any(norm == -np.inf):
             r = int(np.flatnonzero(norm[:, 0] == -np.inf)[0])

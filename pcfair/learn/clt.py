@@ -32,7 +32,7 @@ from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import DataError
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
-from pcfair.learn.data import encode_frame
+from pcfair.learn.data import encode_frame, prepare_frame
 
 
 @dataclass(frozen=True)
@@ -133,31 +133,46 @@ def _vtree_of(v: int, children: dict[int, list[int]]):
     return (v, chain)
 
 
+#: Structures :func:`learn_pc` learns.
+STRUCTURES = ("clt", "strudel", "naive_bayes")
+
+
 def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocount: float = 1.0,
-             random_state=None, *, max_splits: int = 50, max_nodes: int = 20_000,
-             valid_size: float = 0.2) -> Circuit:
+             random_state=None, *, bins=None, max_splits: int = 50, max_nodes: int = 20_000,
+             valid_size: float = 0.2, progress: bool | None = None) -> Circuit:
     """Learn a smooth, decomposable, deterministic, structured-decomposable PC from data.
 
     Parameters
     ----------
     df : DataFrame
         Complete categorical data (any labels); each column is a variable whose domain is its
-        sorted distinct values.
+        sorted distinct values (a pandas categorical column: its categories, in order). A
+        numeric column with more than 20 distinct values is *continuous* and refused with a
+        :class:`DataError` naming it, unless ``bins`` is given (:mod:`pcfair.learn.data`).
     decision : str
         The decision column; the circuit's root decides on it.
-    structure : {"clt", "strudel"}
+    structure : {"clt", "strudel", "naive_bayes"}
         ``"clt"``: a Chow-Liu tree compiled as in the module docstring. ``"strudel"``: that
         circuit grown by Strudel splits (:mod:`pcfair.learn.strudel`), choosing the size by
         log-likelihood on a validation split of ``valid_size`` of the rows, then re-fitting
-        the parameters on all rows.
+        the parameters on all rows. ``"naive_bayes"``: ``P(D) Π_z P(z | D)``
+        (:mod:`pcfair.learn.naive_bayes`).
     pseudocount : float, default 1.0
         Laplace pseudocount ``α`` for mutual information and parameters.
     random_state : None, int or Generator
         Seeds the validation split of Strudel; the CLT learner is deterministic.
+    bins : int or mapping of str to int, optional
+        Quantile-bin the continuous columns into at most this many bins (a mapping: bin exactly
+        the named numeric columns); the bin intervals, e.g. ``"[18, 25)"``, become the values
+        of those variables. Bin new rows the same way with
+        :func:`pcfair.learn.data.apply_bins` and :func:`pcfair.learn.data.bin_columns`'s edges,
+        or use :class:`pcfair.learn.PCClassifier`, which does it for you.
     max_splits, max_nodes : int
         Strudel's budgets.
     valid_size : float, default 0.2
         Strudel's validation fraction.
+    progress : bool, optional
+        A progress bar over Strudel's splits on stderr (default: when stderr is a terminal).
 
     Returns
     -------
@@ -173,17 +188,25 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     >>> rep = pc.properties()
     >>> rep.deterministic, rep.structured_decomposable
     (True, True)
+    >>> ages = pd.DataFrame({"d": [0, 1] * 50, "age": [18 + (7 * i) % 60 for i in range(100)]})
+    >>> learn_pc(ages, "d", bins=3).variables.domains[1]
+    ('[18, 37)', '[37, 56)', '[56, 77]')
     """
-    if structure not in ("clt", "strudel"):
-        raise ValueError(f"structure must be 'clt' or 'strudel', not {structure!r}")
+    if structure not in STRUCTURES:
+        raise ValueError(f"structure must be one of {STRUCTURES}, not {structure!r}")
     if pseudocount < 0 or not np.isfinite(pseudocount):
         raise ValueError("pseudocount must be a finite non-negative number")
     if decision not in df.columns:
         raise DataError(f"decision column {decision!r} is not in the data; columns are "
                         f"{list(df.columns)}")
+    df, _ = prepare_frame(df, decision, bins)
     codes, variables = encode_frame(df)
     cards = variables.cardinalities
     d = variables.index(decision)
+    if structure == "naive_bayes":
+        from pcfair.learn.naive_bayes import learn_naive_bayes
+
+        return learn_naive_bayes(codes, variables, d, pseudocount)
     tree = learn_tree(codes, cards, d, pseudocount)
     kd = int(cards[d])
     prior = (np.bincount(codes[:, d], minlength=kd) + pseudocount / kd) / (len(codes) + pseudocount)
@@ -198,7 +221,7 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     order = np.random.default_rng(random_state).permutation(len(codes))
     cut = max(1, int(round(len(codes) * (1 - valid_size))))
     grown, _ = strudel(clt, codes[order[:cut]], codes[order[cut:]], pseudocount=pseudocount,
-                       max_splits=max_splits, max_nodes=max_nodes)
+                       max_splits=max_splits, max_nodes=max_nodes, progress=progress)
     return fit_parameters(grown, codes, pseudocount)
 
 

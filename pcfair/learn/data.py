@@ -1,6 +1,30 @@
-"""Turning a DataFrame into categorical codes: the variables and their domains."""
+"""Turning a DataFrame into categorical codes: the variables and their domains.
+
+Every column a learner sees is categorical. A numeric column with many distinct values (a
+*continuous* column: an income, a weight, a float score) would make every distinct value a
+category of its own, so a 5,000-row table with two float columns becomes a model of hundreds of
+megabytes that no certifier can search. The learners therefore refuse such a column with a
+:class:`~pcfair.errors.DataError` that names it and the fix, unless it is binned:
+
+* a column is **continuous** when it is numeric (integers or floats, not booleans) and has more
+  than :data:`MAX_NUMERIC_VALUES` (20) distinct values. Twenty keeps every small integer code
+  (grades, Likert scales, counts of children, the 0/1 columns of binarized tables) categorical,
+  while an age in years (about 70 values) or any real-valued measurement is caught. The count
+  does not depend on the number of rows, so a small table is judged like a large one;
+* ``bins=N`` (``--bins N`` on the command line) cuts every continuous column at its quantiles
+  into at most ``N`` bins (:func:`bin_columns`); ``bins={"col": N, ...}`` bins exactly the named
+  numeric columns. The bins are the intervals ``[e0, e1)``, ``[e1, e2)``, ..., ``[e(k-1), ek]``
+  between the edges (closed on the left, the last one also on the right; edges that coincide
+  because of ties are merged, so heavy ties give fewer bins), and **the intervals are the value
+  labels** (``"[18, 25)"``), kept in increasing order. :func:`apply_bins` bins new rows with the
+  same edges (values below the first edge fall in the first bin, above the last in the last).
+
+The decision column is never binned: it must be categorical.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -8,14 +32,227 @@ import pandas as pd
 from pcfair.circuit.variables import Variables
 from pcfair.errors import DataError
 
+#: A numeric column with more distinct values than this is continuous: the learners refuse it
+#: unless it is binned (``bins=``). See the module docstring.
+MAX_NUMERIC_VALUES = 20
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    return (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+            and not isinstance(series.dtype, pd.CategoricalDtype))
+
+
+def continuous_columns(df: pd.DataFrame, exclude=()) -> dict[str, int]:
+    """The continuous columns of ``df`` (module docstring) with their numbers of distinct values.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"x": [i / 7 for i in range(30)], "k": [i % 3 for i in range(30)]})
+    >>> continuous_columns(df)
+    {'x': 30}
+    """
+    skip = {str(c) for c in exclude}
+    out = {}
+    for c in df.columns:
+        if str(c) in skip or not _is_numeric(df[c]):
+            continue
+        n = int(df[c].nunique(dropna=True))
+        if n > MAX_NUMERIC_VALUES:
+            out[str(c)] = n
+    return out
+
+
+def _continuous_error(found: dict[str, int], decision=None) -> DataError:
+    cols = ", ".join(f"{c!r} ({n:,} distinct values)" for c, n in found.items())
+    one = next(iter(found))
+    if decision is not None and str(decision) in found:
+        return DataError(
+            f"the decision column {str(decision)!r} is numeric with {found[str(decision)]:,} "
+            f"distinct values; the decision must be categorical (a few values, e.g. 0/1), and "
+            f"binning does not apply to it")
+    return DataError(
+        f"continuous column(s) {cols}: learning treats every column as categorical, so each "
+        f"distinct value would be a category of its own (a numeric column may have at most "
+        f"{MAX_NUMERIC_VALUES} distinct values). Bin them with bins=N (--bins N on the command "
+        f"line: N quantile bins) or pcfair.datasets.discretize; if the numbers are category "
+        f"codes, make them text: df[{one!r}].astype(str)")
+
+
+def _fmt(x: float, digits: int) -> str:
+    if float(x).is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.{digits}g}"
+
+
+def interval_labels(edges) -> list[str]:
+    """The labels ``"[e0, e1)"``, ..., ``"[e(k-1), ek]"`` of the bins between ``edges``,
+    with as many significant digits as it takes to tell the edges apart (at least 4).
+
+    Examples
+    --------
+    >>> interval_labels([18, 25, 40.5, 90])
+    ['[18, 25)', '[25, 40.5)', '[40.5, 90]']
+    >>> interval_labels([3, 3])
+    ['[3, 3]']
+    """
+    edges = [float(e) for e in edges]
+    for digits in range(4, 18):
+        text = [_fmt(e, digits) for e in edges]
+        if len(set(text)) == len(set(edges)):
+            break
+    if len(edges) == 2 and edges[0] == edges[1]:
+        return [f"[{text[0]}, {text[1]}]"]
+    k = len(edges) - 1
+    return [f"[{text[i]}, {text[i + 1]}{']' if i == k - 1 else ')'}" for i in range(k)]
+
+
+def quantile_edges(values, n_bins: int) -> np.ndarray:
+    """Edges of at most ``n_bins`` quantile bins of the non-missing ``values`` (ties merged)."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        raise DataError("cannot bin a column without values")
+    edges = np.unique(np.quantile(v, np.linspace(0.0, 1.0, int(n_bins) + 1)))
+    edges[0], edges[-1] = v.min(), v.max()
+    return edges if edges.size > 1 else np.array([edges[0], edges[0]])
+
+
+def _bin(series: pd.Series, edges: np.ndarray) -> pd.Series:
+    labels = interval_labels(edges)
+    v = series.to_numpy(dtype=float, na_value=np.nan)
+    codes = np.clip(np.searchsorted(edges[1:-1], v, side="right"), 0, len(labels) - 1)
+    codes = np.where(np.isnan(v), -1, codes)
+    cat = pd.Categorical.from_codes(codes, categories=labels, ordered=True)
+    return pd.Series(cat, index=series.index, name=series.name)
+
+
+def apply_bins(df: pd.DataFrame, edges: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """Bin the columns named in ``edges`` with those edges (as :func:`bin_columns` made them).
+
+    Values below the first edge go to the first bin and values above the last edge to the last
+    (the labels keep the training range); missing values stay missing.
+
+    Examples
+    --------
+    >>> binned, edges = bin_columns(pd.DataFrame({"x": range(100)}), 2, columns=["x"])
+    >>> apply_bins(pd.DataFrame({"x": [-5, 10, 60, 500]}), edges)["x"].tolist()
+    ['[0, 49.5)', '[0, 49.5)', '[49.5, 99]', '[49.5, 99]']
+    """
+    out = df.copy()
+    for c, e in edges.items():
+        if c in out.columns:
+            if not _is_numeric(out[c]):
+                raise DataError(f"column {c!r} was binned when learning and must be numeric, "
+                                f"got dtype {out[c].dtype}")
+            out[c] = _bin(out[c], np.asarray(e, dtype=float))
+    return out
+
+
+def bin_columns(df: pd.DataFrame, bins, *, exclude=(), columns=None
+                ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Quantile-bin columns of ``df``; returns the binned frame and the edges per column.
+
+    Parameters
+    ----------
+    df : DataFrame
+    bins : int or mapping of str to int
+        An int bins every continuous column (:func:`continuous_columns`) other than those in
+        ``exclude`` into at most that many quantile bins; a mapping bins exactly the named
+        (numeric) columns into their own numbers of bins.
+    exclude : iterable of str
+        Columns never binned (the decision).
+    columns : list of str, optional
+        With an int ``bins``: bin these columns instead of the continuous ones.
+
+    Returns
+    -------
+    (DataFrame, dict)
+        Binned columns become ordered categoricals whose categories are the interval labels
+        (:func:`interval_labels`); the dict maps each binned column to its edges.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"age": list(range(18, 98)), "d": [0, 1] * 40})
+    >>> binned, edges = bin_columns(df, 4, exclude=["d"])
+    >>> list(binned["age"].cat.categories)
+    ['[18, 37.75)', '[37.75, 57.5)', '[57.5, 77.25)', '[77.25, 97]']
+    """
+    skip = {str(c) for c in exclude}
+    if isinstance(bins, Mapping):
+        plan = {str(c): n for c, n in bins.items()}
+    else:
+        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
+            raise DataError(f"bins must be a positive integer or a mapping of column names to "
+                            f"positive integers, got {bins!r}")
+        names = continuous_columns(df, exclude) if columns is None else columns
+        plan = {str(c): int(bins) for c in names}
+    names = {str(c): c for c in df.columns}
+    out = df.copy()
+    edges = {}
+    for c, n in plan.items():
+        if c not in names:
+            raise DataError(f"bins names column {c!r}, which is not in the data; columns are "
+                            f"{list(names)}")
+        if c in skip:
+            raise DataError(f"column {c!r} is the decision and cannot be binned")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise DataError(f"the number of bins of column {c!r} must be a positive integer, "
+                            f"got {n!r}")
+        series = df[names[c]]
+        if not _is_numeric(series):
+            raise DataError(f"column {c!r} is not numeric (dtype {series.dtype}) and cannot be "
+                            "binned")
+        edges[c] = quantile_edges(series, int(n))
+        out[names[c]] = _bin(series, edges[c])
+    return out, edges
+
+
+def prepare_frame(df: pd.DataFrame, decision=None, bins=None
+                  ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Check that every column can be learned as categorical, binning with ``bins``.
+
+    Raises :class:`DataError` for a continuous decision, and for a continuous feature when
+    ``bins`` is None (the message names the columns and the fix). Returns the frame to learn
+    from and the edges of the binned columns (empty without ``bins``).
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    exclude = () if decision is None else (decision,)
+    if decision is not None and str(decision) in {str(c) for c in df.columns}:
+        col = next(c for c in df.columns if str(c) == str(decision))
+        found = continuous_columns(df[[col]])
+        if found:
+            raise _continuous_error(found, decision)
+    edges: dict[str, np.ndarray] = {}
+    if bins is not None:
+        df, edges = bin_columns(df, bins, exclude=exclude)
+    found = continuous_columns(df, exclude)
+    if found:
+        raise _continuous_error(found)
+    return df, edges
+
+
+def _domain(series: pd.Series) -> tuple:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        values = list(series.cat.categories)
+    else:
+        values = pd.unique(series)
+        try:
+            values = sorted(values)
+        except TypeError:
+            values = sorted(values, key=str)
+    return tuple(v.item() if isinstance(v, np.generic) else v for v in values)
+
 
 def encode_frame(df: pd.DataFrame, variables: Variables | None = None
                  ) -> tuple[np.ndarray, Variables]:
     """Integer codes (rows × columns, int32) and the :class:`Variables` of a DataFrame.
 
-    Each column is categorical: its domain is its sorted distinct values, unless ``variables``
-    is given, in which case the columns are encoded against those domains (an unknown value
-    is a :class:`DataError`). Missing values are a :class:`DataError`: learning from
+    Each column is categorical: its domain is its sorted distinct values, or, for a pandas
+    categorical column, its categories in their order (unused ones included), unless
+    ``variables`` is given, in which case the columns are encoded against those domains (an
+    unknown value is a :class:`DataError`). Without ``variables`` a continuous column (module
+    docstring) is a :class:`DataError`. Missing values are a :class:`DataError`: learning from
     incomplete data needs EM, which is not offered.
     """
     if not isinstance(df, pd.DataFrame):
@@ -29,15 +266,10 @@ def encode_frame(df: pd.DataFrame, variables: Variables | None = None
                         "(drop or impute the rows)")
     names = [str(c) for c in df.columns]
     if variables is None:
-        domains = []
-        for c in df.columns:
-            values = pd.unique(df[c])
-            try:
-                values = sorted(values)
-            except TypeError:
-                values = sorted(values, key=str)
-            domains.append(tuple(v.item() if isinstance(v, np.generic) else v for v in values))
-        variables = Variables(names, domains)
+        found = continuous_columns(df)
+        if found:
+            raise _continuous_error(found)
+        variables = Variables(names, [_domain(df[c]) for c in df.columns])
     codes = np.empty(df.shape, np.int32)
     for j, c in enumerate(df.columns):
         v = variables.index(str(c))

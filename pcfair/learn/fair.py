@@ -40,12 +40,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from pcfair.circuit.builder import from_arrays
-from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, SUM, Circuit
+from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.variables import Variables
-from pcfair.circuit.vtree import Vtree
 from pcfair.errors import DataError, StructureError
 from pcfair.inference.gradients import SoftmaxParameters
+from pcfair.inference.marginals import log_marginals
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
 from pcfair.learn.clt import (
     TreeStructure,
@@ -54,92 +53,14 @@ from pcfair.learn.clt import (
     learn_pc,
     learn_tree,
 )
-from pcfair.learn.data import encode_frame
+from pcfair.learn.data import encode_frame, prepare_frame
+from pcfair.learn.naive_bayes import _nb_tables, _prior, naive_bayes_circuit
 from pcfair.learn.parameters import data_flows
 from pcfair.patterns.api import Certificate, Pattern, certify
 from pcfair.patterns.oracle import DiscriminationOracle, PatternScores
 
 STRUCTURES = ("clt", "strudel", "naive_bayes")
 SOLVER_OPTIONS = {"maxiter": 500, "ftol": 1e-10}
-
-
-# ---------------------------------------------------------------------------- structures
-def naive_bayes_circuit(variables: Variables, decision: int, prior: np.ndarray,
-                        tables: dict[int, np.ndarray]) -> Circuit:
-    """A naive Bayes model ``P(D) Π_z P(z | D)`` as a deterministic, structured-decomposable
-    circuit on the vtree ``(D, (z1, (z2, ...)))``.
-
-    ``tables[z][d_value]`` is the distribution of feature ``z`` given ``D = d_value``. Nodes are
-    laid out without hash-consing, so every (feature, decision value) keeps its own leaf.
-
-    Examples
-    --------
-    >>> v = Variables(["d", "a"], [(0, 1), (0, 1)])
-    >>> nb = naive_bayes_circuit(v, 0, np.array([0.5, 0.5]),
-    ...                          {1: np.array([[0.9, 0.1], [0.2, 0.8]])})
-    >>> round(float(nb.conditional({"d": 1}, {"a": 1})), 4)
-    0.8889
-    """
-    n = len(variables)
-    feats = [v for v in range(n) if v != decision]
-    kind: list[int] = []
-    var: list[int] = []
-    value: list[int] = []
-    params: list = []
-    edges: list = []
-
-    def add(k: int, v: int = -1, val: int = -1, p=None, e=None) -> int:
-        kind.append(k)
-        var.append(v)
-        value.append(val)
-        params.append(p)
-        edges.append(e)
-        return len(kind) - 1
-
-    with np.errstate(divide="ignore"):
-        if not feats:
-            add(CATEGORICAL, decision, p=list(np.log(prior)))
-            return from_arrays(variables, kind, var, value, params, edges,
-                               Vtree.from_nested(decision))
-        elements = []
-        for dv in range(len(prior)):
-            chain = add(CATEGORICAL, feats[-1], p=list(np.log(tables[feats[-1]][dv])))
-            for z in reversed(feats[:-1]):
-                leaf = add(CATEGORICAL, z, p=list(np.log(tables[z][dv])))
-                chain = add(SUM, e=[(leaf, chain, 0.0)])
-            ind = add(INDICATOR, decision, dv)
-            elements.append((ind, chain, float(np.log(prior[dv]))))
-        add(SUM, e=elements)
-    nested = feats[-1]
-    for z in reversed(feats[:-1]):
-        nested = (z, nested)
-    return from_arrays(variables, kind, var, value, params, edges,
-                       Vtree.from_nested((decision, nested)))
-
-
-def _prior(codes: np.ndarray, cards: np.ndarray, d: int, weights: np.ndarray | None,
-           pseudocount: float) -> np.ndarray:
-    kd = int(cards[d])
-    w = np.ones(len(codes)) if weights is None else weights
-    counts = np.bincount(codes[:, d], weights=w, minlength=kd)
-    return (counts + pseudocount / kd) / (counts.sum() + pseudocount)
-
-
-def _nb_tables(codes: np.ndarray, cards: np.ndarray, d: int, feats, pseudocount: float,
-               pooled=()) -> dict[int, np.ndarray]:
-    """``P(z | D)`` per feature; features in ``pooled`` get ``P(z)`` for every ``D`` value."""
-    const = np.column_stack([codes, np.zeros(len(codes), np.int32)])
-    cards_c = np.append(cards, 1)
-    c = codes.shape[1]
-    out = {}
-    for z in feats:
-        if z in pooled:
-            out[z] = np.repeat(conditional_table(const, cards_c, z, c, c, pseudocount)[:, 0],
-                               int(cards[d]), axis=0)
-        else:
-            out[z] = conditional_table(codes, cards, z, d, d, pseudocount)[
-                np.arange(int(cards[d])), np.arange(int(cards[d]))]
-    return out
 
 
 @dataclass(frozen=True)
@@ -399,7 +320,7 @@ def _history_row(iteration: int, circuit: Circuit, codes: np.ndarray, found, val
     patterns under ``circuit``)."""
     return {
         "iteration": iteration,
-        "log_likelihood": float(circuit.log_marginal(codes).mean()),
+        "log_likelihood": float(log_marginals(circuit, codes).mean()),
         "n_constraints": n_constraints,
         "patterns_found": len(found.constraints),
         "patterns_remaining": np.nan if found.count is None else found.count,
@@ -463,13 +384,16 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
                   random_state=None, *, favorable=1, engine: str = "auto",
                   margin: float | None = None, oracle_time_limit: float | None = None,
                   certify_time_limit: float | None = None, count_patterns: bool = True,
-                  solver_options: dict | None = None) -> FairLearningResult:
+                  solver_options: dict | None = None, bins=None, verbose: bool = False,
+                  progress: bool | None = None) -> FairLearningResult:
     """Learn a circuit by maximum likelihood subject to δ-fairness, and certify it.
 
     Parameters
     ----------
     df : DataFrame
-        Complete categorical data, decision column included.
+        Complete categorical data, decision column included. A continuous column (numeric,
+        more than 20 distinct values) is refused unless ``bins`` is given, as in
+        :func:`pcfair.learn_pc`.
     decision : str
         The binary decision column ``D``.
     sensitive : str or sequence of str
@@ -512,6 +436,13 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     solver_options : dict, optional
         Passed to ``scipy.optimize.minimize(method="SLSQP")`` (default ``maxiter=500,
         ftol=1e-10``).
+    bins : int or mapping of str to int, optional
+        Quantile-bin the continuous columns (see :func:`pcfair.learn_pc`).
+    verbose : bool, default False
+        Print one line per oracle call (iteration, patterns left, mean log-likelihood,
+        constraints, largest |Δ| found, seconds) and the reason the loop stopped.
+    progress : bool, optional
+        A progress bar over the iterations on stderr (default: when stderr is a terminal).
 
     Returns
     -------
@@ -546,6 +477,40 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     margin = 0.05 * float(delta) if margin is None else float(margin)
     if margin < 0 or margin >= delta:
         raise ValueError(f"margin must be in [0, delta), got {margin}")
+    if bins is not None or not isinstance(structure, Circuit):
+        df, _ = prepare_frame(df, decision, bins)
+    from pcfair.learn.strudel import progress_bar
+
+    bar = progress_bar(progress, max_iter + 1, "fair learning", "iteration")
+    try:
+        return _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
+                           time_limit, pseudocount, random_state, favorable, engine, margin,
+                           oracle_time_limit, certify_time_limit, count_patterns,
+                           solver_options, verbose, bar, t0)
+    finally:
+        bar.close()
+
+
+def _say(bar, line: str) -> None:
+    """Print a verbose line above the progress bar (or plainly when it is off)."""
+    if bar.disable:
+        print(line, flush=True)
+    else:
+        bar.write(line)
+
+
+def _iteration_line(row: dict) -> str:
+    left = ("uncounted" if np.isnan(row["patterns_remaining"])
+            else f"{int(row['patterns_remaining']):,}")
+    return (f"iteration {row['iteration']}: {left} pattern(s) left "
+            f"({row['patterns_found']} found), log-likelihood {row['log_likelihood']:.6f} per "
+            f"row, {row['n_constraints']} constraint(s), max |Δ| found "
+            f"{row['max_abs_score']:.4f}, {row['seconds']:.1f} s")
+
+
+def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter, time_limit,
+                pseudocount, random_state, favorable, engine, margin, oracle_time_limit,
+                certify_time_limit, count_patterns, solver_options, verbose, bar, t0):
     prob = _problem(df, decision, sensitive, favorable,
                     structure.variables if isinstance(structure, Circuit) else None)
     template = _structure(df, prob, structure, pseudocount, random_state)
@@ -569,6 +534,12 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         found = oracle(circuit)
         rows.append(_history_row(len(rows), circuit, prob.codes, found, scores(theta)[0],
                                  len(patterns), delta, solver_msg, t0))
+        bar.update(1)
+        left = rows[-1]["patterns_remaining"]
+        bar.set_postfix(left="?" if np.isnan(left) else int(left),
+                        ll=f"{rows[-1]['log_likelihood']:.4f}", refresh=False)
+        if verbose:
+            _say(bar, _iteration_line(rows[-1]))
         status = _stop_reason(found, len(rows) - 1, max_iter, time_limit, t0)
         if status:
             break
@@ -594,6 +565,12 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         certificate = certify(circuit, oracle.decision, names, delta, favorable=favorable,
                               engine=engine, time_limit=certify_time_limit, progress=False)
     history = pd.DataFrame(rows)
+    if verbose:
+        verdict = {True: "certified fair", False: "NOT fair (a pattern remains)",
+                   None: "not certified (the certification run was incomplete)"}
+        end = (f"certified fair after {len(rows) - 1} re-fit(s)" if status == "certified fair"
+               else f"{status}; final certification: {verdict[certificate.fair]}")
+        _say(bar, f"{end}, {time.perf_counter() - t0:.1f} s")
     return FairLearningResult(
         circuit=circuit, fair=certificate.fair,
         certificate=certificate, history=history, patterns=patterns, mle_circuit=mle,

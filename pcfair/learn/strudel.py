@@ -170,12 +170,36 @@ class StrudelHistory:
 
 def strudel(initial: Circuit, train: np.ndarray, valid: np.ndarray | None = None, *,
             pseudocount: float = 1.0, max_splits: int = 50, max_nodes: int = 20_000,
-            patience: int = 5, copy_depth: int = 1) -> tuple[Circuit, StrudelHistory]:
+            patience: int = 5, copy_depth: int = 1, progress: bool | None = False
+            ) -> tuple[Circuit, StrudelHistory]:
     """Grow ``initial`` (deterministic, structured-decomposable) by Strudel splits.
 
     ``train``/``valid`` are complete index-form code matrices. Returns the circuit with the
     best validation log-likelihood (the last one when ``valid`` is None) and the history.
+    ``progress`` shows a bar over the splits on stderr (None: when stderr is a terminal).
     """
+    bar = progress_bar(progress, max_splits, "strudel splits", "split")
+    try:
+        return _strudel(initial, train, valid, pseudocount, max_splits, max_nodes, patience,
+                        copy_depth, bar)
+    finally:
+        bar.close()
+
+
+def progress_bar(progress: bool | None, total: int | None, desc: str, unit: str):
+    """A tqdm bar on stderr, shown when ``progress`` is True, or None and stderr is a
+    terminal."""
+    import sys
+
+    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets inside notebooks
+
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    return tqdm(total=total, desc=desc, unit=f" {unit}s", disable=not show, mininterval=0.5,
+                leave=False, dynamic_ncols=True)
+
+
+def _strudel(initial, train, valid, pseudocount, max_splits, max_nodes, patience, copy_depth,
+             bar):
     model = _Model(initial)
     circuit = fit_parameters(initial, train, pseudocount)
     hist = StrudelHistory()
@@ -217,6 +241,8 @@ def strudel(initial: Circuit, train: np.ndarray, valid: np.ndarray | None = None
         hist.nodes.append(circuit.num_nodes)
         hist.train_ll.append(tr)
         hist.valid_ll.append(va)
+        bar.update(1)
+        bar.set_postfix(nodes=circuit.num_nodes, valid_ll=f"{va:.4f}", refresh=False)
         if va > best_va + 1e-12:
             best, best_va, since = circuit, va, 0
         else:

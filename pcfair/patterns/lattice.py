@@ -47,6 +47,7 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import to_dict
 from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns.dense import LatticeTooLarge, pareto_candidates, pareto_mask
 from pcfair.patterns.executors import deadline_from, map_chunks
@@ -277,7 +278,7 @@ def _chunk_table(circuit: Circuit, plan: LatticePlan, prefix: tuple[int, ...], l
     for i, v in enumerate(axes):
         rows[:, v] = grid[i]
     rows[:, plan.decision] = np.where(grid[-1] == 0, plan.favorable, 1 - plan.favorable)
-    return np.exp(circuit.log_marginal(rows) - log_z)
+    return np.exp(log_marginals(circuit, rows) - log_z)
 
 
 def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: LatticeQuery,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pcfair.circuit.circuit import Circuit
+from pcfair.inference.marginals import log_marginals
 from pcfair.inference.quotient import decision_evidence
 from pcfair.inference.sampling import as_generator, sample_codes
 
@@ -89,7 +90,7 @@ def fairness_metrics(pc: Circuit, decision, sensitive, favorable=1, *,
         for v, val in assign.items():
             rows[:, v] = val
         rows[0, d] = fav
-        lp = pc.log_marginal(rows)
+        lp = log_marginals(pc, rows)
         return None if lp[1] == -np.inf else float(np.exp(lp[0] - lp[1]))
 
     groups = []
@@ -123,7 +124,7 @@ def _equal_opportunity(pc, d, fav, unfav, sens, card, max_enumerate, n_samples, 
         with_d[:, d] = fav
         with_nd = rows.copy()
         with_nd[:, d] = unfav
-        lp_d, lp_nd = pc.log_marginal(with_d), pc.log_marginal(with_nd)
+        lp_d, lp_nd = log_marginals(pc, with_d), log_marginals(pc, with_nd)
         dhat = lp_d > lp_nd  # P(d|z) > 0.5
         for c, lp in ((fav, lp_d), (unfav, lp_nd)):
             rates = []
@@ -149,7 +150,7 @@ def _equal_opportunity(pc, d, fav, unfav, sens, card, max_enumerate, n_samples, 
             with_d[:, d] = fav
             with_nd = codes.copy()
             with_nd[:, d] = unfav
-            rate = float(np.mean(pc.log_marginal(with_d) > pc.log_marginal(with_nd)))
+            rate = float(np.mean(log_marginals(pc, with_d) > log_marginals(pc, with_nd)))
             rates.append(rate)
             stderr = max(stderr, float(np.sqrt(max(rate * (1 - rate), 1e-12) / n_samples)))
         if rates:

@@ -28,6 +28,7 @@ import numpy as np
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import NumericalError
+from pcfair.inference.marginals import log_marginals
 
 #: Absolute tolerance of the strict threshold: a pattern discriminates iff |Δ| > δ + this.
 THRESHOLD_ATOL = 1e-12
@@ -127,7 +128,7 @@ def pattern_marginals(circuit: Circuit, d: int, fav: int,
     """
     rows = pattern_evidence(circuit.num_variables, d, fav, patterns)
     rows = np.vstack([rows, np.full((1, circuit.num_variables), -1, np.int32)])
-    logs = circuit.log_marginal(rows)
+    logs = log_marginals(circuit, rows)
     log_z = log_normalizer(logs[-1])
     lp = logs[:-1].reshape(-1, 4)
     has_x = np.array([bool(x) for x, _ in patterns], bool)
@@ -218,7 +219,7 @@ def divergence_masses(circuit: Circuit, d: int, fav: int,
     both = np.vstack([ev, ev, np.full((1, n), -1, np.int32)])
     both[: len(ev), d] = fav
     both[len(ev): 2 * len(ev), d] = 1 - fav
-    logs = circuit.log_marginal(both)
+    logs = log_marginals(circuit, both)
     log_z = log_normalizer(logs[-1])
     owner_arr = np.array(owner, np.int64)
     sums = np.zeros((2, 2 * len(patterns)))

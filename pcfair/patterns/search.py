@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pcfair.circuit.circuit import SUM, Circuit
-from pcfair.errors import EvidenceError, OptionError
-from pcfair.inference.marginals import node_log_values
 from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.errors import EvidenceError, OptionError
+from pcfair.inference.marginals import log_marginals, node_log_values
 from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
 from pcfair.patterns.scores import (
     THRESHOLD_ATOL,
@@ -122,7 +122,7 @@ def decision_information(circuit: Circuit, d: int, variables: list[int]) -> np.n
         rows = np.full((2 * k, circuit.num_variables), -1, np.int32)
         rows[:, v] = np.repeat(np.arange(k), 2)
         rows[:, d] = np.tile([0, 1], k)
-        lp = circuit.log_marginal(rows)
+        lp = log_marginals(circuit, rows)
         top = log_normalizer(float(lp.max()))  # refuses a circuit of mass zero
         joint = np.exp(lp - top).reshape(k, 2)  # any constant factor cancels here
         joint /= joint.sum()
@@ -266,7 +266,7 @@ class NaiveBayesBound:
                     r_ = np.full(circuit.num_variables, -1, np.int32)
                     r_[v], r_[d] = k, dv
                     rows.append(r_)
-        lp = circuit.log_marginal(np.array(rows))
+        lp = log_marginals(circuit, np.array(rows))
         prior = float(lp[0] - lp[1])
         w: list[np.ndarray] = []
         i = 2

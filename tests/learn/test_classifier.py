@@ -56,8 +56,35 @@ def test_fit_predict_score_and_params():
 
 
 def test_scikit_learn_estimator_checks():
-    """Every applicable check passes; NaN at predict time means 'unobserved' by design."""
-    results = check_estimator(PCClassifier(handle_unknown="missing"), on_fail=None)
+    """Every applicable check passes; NaN at predict time means 'unobserved' by design. The
+    checks fit on continuous random data, which needs ``bins``."""
+    results = check_estimator(PCClassifier(handle_unknown="missing", bins=4), on_fail=None)
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     assert failed <= {"check_estimators_nan_inf"}
     assert len(results) > 40
+
+
+def test_continuous_feature_is_refused_without_bins_and_binned_with_them():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"income": rng.lognormal(10, 1, 600), "k": rng.integers(0, 3, 600)})
+    y = (X["income"] > np.median(X["income"])).astype(int).to_numpy()
+    with pytest.raises(pcfair.DataError, match=r"'income' \(600 distinct values\).*bins=N"):
+        PCClassifier().fit(X, y)
+    clf = PCClassifier(bins=4).fit(X, y)
+    assert list(clf.bin_edges_) == ["income"] and len(clf.bin_edges_["income"]) == 5
+    domain = clf.circuit_.variables.domains[clf.circuit_.variables.index("income")]
+    assert len(domain) == 4 and domain[0].startswith("[") and domain[-1].endswith("]")
+    assert clf.score(X, y) > 0.9  # the bins follow the median
+    # new rows are binned with the training edges, out-of-range values into the end bins
+    far = pd.DataFrame({"income": [1.0, 1e9, np.nan], "k": [0, 1, 2]})
+    proba = clf.predict_proba(far)
+    assert proba[0, 0] > 0.9 and proba[1, 1] > 0.9 and 0.3 < proba[2, 1] < 0.7
+    assert clone(clf).get_params()["bins"] == 4
+
+
+def test_naive_bayes_structure():
+    X, y = data()
+    clf = PCClassifier(structure="naive_bayes").fit(X, y)
+    rep = clf.circuit_.properties()
+    assert rep.deterministic and rep.structured_decomposable
+    assert clf.score(X, y) > 0.7

@@ -120,8 +120,8 @@ def test_compas_end_to_end_bounds_match_brute_force():
     assert r.max == pytest.approx(p_all.max(), abs=1e-12)
     assert r.min == pytest.approx(p_all.min(), abs=1e-12)
     # with evidence on two sensitive variables
-    ev = {"Sex": 1, "Age": 0}
-    mask = (df["Sex"] == 1) & (df["Age"] == 0)
+    ev = {"Sex_": 1, "Age": 0}
+    mask = (df["Sex_"] == 1) & (df["Age"] == 0)
     r = conditional_bounds(pc, ds.target, ev)
     assert r.max == pytest.approx(p_all[mask].max(), abs=1e-12)
     assert r.min == pytest.approx(p_all[mask].min(), abs=1e-12)
@@ -144,3 +144,117 @@ def test_cli_learn(tmp_path, capsys):
     assert (tmp_path / "b.vtree").exists()
     assert main(["learn", str(tmp_path / "b.csv"), "--decision", "nope",
                  "--out", str(tmp_path / "x.json")]) == 2
+
+
+# --- continuous columns, bins, naive Bayes ------------------------------------------------------
+
+from pcfair.errors import DataError  # noqa: E402
+from pcfair.learn.data import (  # noqa: E402
+    MAX_NUMERIC_VALUES,
+    apply_bins,
+    bin_columns,
+    continuous_columns,
+    interval_labels,
+)
+
+
+def continuous_frame(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n)
+    income = rng.lognormal(10, 0.8, n)
+    d = (income * (age / 50) + rng.normal(0, 5000, n) > 20000).astype(int)
+    return pd.DataFrame({"age": age, "income": income, "k": rng.integers(0, 3, n), "d": d})
+
+
+def test_threshold_is_more_than_20_distinct_numeric_values():
+    df = pd.DataFrame({"twenty": np.arange(200) % 20, "twentyone": np.arange(200) % 21,
+                       "text": [f"v{i}" for i in range(200)], "flag": np.arange(200) % 2 == 0,
+                       "floats": np.linspace(0, 1, 200)})
+    assert MAX_NUMERIC_VALUES == 20
+    assert continuous_columns(df) == {"twentyone": 21, "floats": 200}
+    assert continuous_columns(df, exclude=["floats"]) == {"twentyone": 21}
+
+
+@pytest.mark.parametrize("structure", ["clt", "strudel", "naive_bayes"])
+def test_continuous_column_is_a_clear_error(structure):
+    df = continuous_frame()
+    with pytest.raises(DataError) as info:
+        learn_pc(df, "d", structure=structure)
+    msg = str(info.value)
+    assert "'age' (72 distinct values)" in msg and "'income' (2,000 distinct values)" in msg
+    assert "'k'" not in msg and "bins=N" in msg and "--bins N" in msg
+
+
+def test_continuous_decision_is_refused_even_with_bins():
+    df = continuous_frame()
+    with pytest.raises(DataError, match="decision column 'income' is numeric with 2,000"):
+        learn_pc(df, "income", bins=4)
+
+
+def test_bins_make_interval_labels_in_order():
+    df = continuous_frame()
+    pc = learn_pc(df, "d", bins=4)
+    age = pc.variables.domains[pc.variables.index("age")]
+    assert len(age) == 4 and age[0].startswith("[18, ") and age[-1].endswith(", 89]")
+    assert all(a.endswith(")") for a in age[:-1])
+    binned, edges = bin_columns(df, 4, exclude=["d"])
+    assert set(edges) == {"age", "income"}  # k has 3 values: kept as it is
+    assert pc.variables.domains[pc.variables.index("k")] == (0, 1, 2)
+    # quantile bins: about a quarter of the rows each, and the lower edge is in its bin
+    counts = binned["income"].value_counts(sort=False).to_numpy()
+    assert counts.sum() == len(df) and counts.min() >= 0.24 * len(df)
+    lo = edges["income"][1]
+    assert apply_bins(pd.DataFrame({"income": [lo]}), edges)["income"][0] == \
+        binned["income"].cat.categories[1]
+    # the model holds the data binned the same way; a small model
+    assert np.isfinite(pc.log_marginal(binned)).all()
+    assert pc.num_nodes < 100
+    # the decision is never binned; mapping bins choose columns
+    _, only = bin_columns(df, {"k": 2})
+    assert list(only) == ["k"]
+    with pytest.raises(DataError, match="decision and cannot be binned"):
+        bin_columns(df, {"d": 2}, exclude=["d"])
+    with pytest.raises(DataError, match="positive integer"):
+        learn_pc(df, "d", bins=0)
+
+
+def test_interval_labels_tell_close_edges_apart():
+    assert interval_labels([0.1234561, 0.1234562, 1]) == [
+        "[0.1234561, 0.1234562)", "[0.1234562, 1]"]
+    assert interval_labels([5, 5]) == ["[5, 5]"]
+
+
+def test_categorical_column_keeps_its_category_order():
+    df = pd.DataFrame({"d": [0, 1, 1, 0], "s": pd.Categorical(["lo", "hi", "hi", "lo"],
+                                                              categories=["lo", "mid", "hi"])})
+    pc = learn_pc(df, "d")
+    assert pc.variables.domains[1] == ("lo", "mid", "hi")
+
+
+def test_naive_bayes_structure_matches_counts():
+    df = random_frame(5, n=400)
+    pc = learn_pc(df, "d", structure="naive_bayes", pseudocount=0.0)
+    rep = pc.properties()
+    assert rep.deterministic and rep.structured_decomposable and rep.normalized
+    for f in ("f0", "f3"):
+        for dv in (0, 1):
+            rows = df[df["d"] == dv]
+            want = (rows[f] == 1).mean()
+            assert pc.conditional({f: 1}, {"d": dv}) == pytest.approx(want, abs=1e-12)
+
+
+def test_strudel_progress_bar(capsys):
+    learn_pc(random_frame(1), "d", structure="strudel", random_state=0, progress=True,
+             max_splits=3)
+    assert "strudel splits" in capsys.readouterr().err
+    learn_pc(random_frame(1), "d", structure="strudel", random_state=0, max_splits=3)
+    assert capsys.readouterr().err == ""  # stderr is not a terminal here
+
+
+@pytest.mark.parametrize("module", ["pcfair.learn.data", "pcfair.learn.naive_bayes"])
+def test_module_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

@@ -189,3 +189,34 @@ def test_german_naive_bayes_is_certified_by_the_search_engine(delta):
 def test_examples():
     result = doctest.testmod(fair_module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_verbose_prints_one_line_per_iteration(planted, capsys):
+    res = learn_fair_pc(planted.frame, planted.target, planted.sensitive, 0.1, k=5,
+                        verbose=True)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == len(res.history) + 1
+    for line, (_, row) in zip(lines, res.history.iterrows()):
+        assert line.startswith(f"iteration {row['iteration']}: ")
+        assert f"{int(row['patterns_remaining']):,} pattern(s) left" in line
+        assert f"log-likelihood {row['log_likelihood']:.6f} per row" in line
+        assert f"{row['n_constraints']} constraint(s)" in line
+    assert lines[-1].startswith("certified fair after")
+    learn_fair_pc(planted.frame, planted.target, planted.sensitive, 0.1, k=5)
+    assert capsys.readouterr() == ("", "")  # quiet by default, no bar off a terminal
+
+
+def test_progress_bar_on_request(planted, capsys):
+    learn_fair_pc(planted.frame, planted.target, planted.sensitive, 0.1, k=5, progress=True)
+    assert "fair learning" in capsys.readouterr().err
+
+
+def test_continuous_columns_need_bins(planted):
+    rng = np.random.default_rng(0)
+    df = planted.frame.assign(score=rng.normal(size=len(planted.frame)))
+    with pytest.raises(pcfair.DataError, match="'score'.*bins=N"):
+        learn_fair_pc(df, planted.target, planted.sensitive, 0.1)
+    res = learn_fair_pc(df, planted.target, planted.sensitive, 0.1, k=5, bins=3,
+                        structure="naive_bayes")
+    score = res.circuit.variables.domains[res.circuit.variables.index("score")]
+    assert len(score) == 3 and score[0].startswith("[") and res.fair is True

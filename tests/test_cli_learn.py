@@ -1,0 +1,144 @@
+"""``pcfair learn``: continuous columns, --bins, --structure naive_bayes, --fair, --verbose."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pcfair
+from pcfair.cli import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INCOMPLETE, EXIT_OK, main
+from pcfair.datasets import make_planted
+
+
+@pytest.fixture(scope="module")
+def floats_csv(tmp_path_factory):
+    """5,000 rows, two float columns (every value distinct), a 3-valued code and the decision."""
+    rng = np.random.default_rng(0)
+    n = 5000
+    income = rng.lognormal(10, 0.7, n)
+    score = rng.normal(0, 1, n)
+    d = ((np.log(income) - 10) + score + rng.normal(0, 1, n) > 0).astype(int)
+    path = tmp_path_factory.mktemp("learn") / "floats.csv"
+    pd.DataFrame({"income": income, "score": score, "group": rng.integers(0, 3, n),
+                  "d": d}).to_csv(path, index=False)
+    return path
+
+
+def _one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_float_columns_are_an_error_fast_then_bins_work(floats_csv, tmp_path, capsys):
+    out = tmp_path / "model.json"
+    t0 = time.perf_counter()
+    assert main(["learn", str(floats_csv), "--decision", "d", "--out", str(out)]) == \
+        EXIT_BAD_INPUT
+    assert time.perf_counter() - t0 < 5
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith("pcfair: error: continuous column(s)")
+    assert "'income' (5,000 distinct values)" in line and "'score' (5,000 distinct values)" in line
+    assert "--bins N" in line and "'group'" not in line
+    assert not out.exists()
+
+    assert main(["learn", str(floats_csv), "--decision", "d", "--bins", "4",
+                 "--test-fraction", "0.2", "--out", str(out)]) == EXIT_OK
+    assert "test log-likelihood" in capsys.readouterr().out
+    assert out.stat().st_size < 20_000  # a small model, not one category per float
+    pc = pcfair.load(out)
+    assert pc.num_nodes < 100
+    for name in ("income", "score"):
+        domain = pc.variables.domains[pc.variables.index(name)]
+        assert len(domain) == 4
+        assert all(v.startswith("[") and v.endswith(")") for v in domain[:-1])
+        assert domain[-1].endswith("]")
+        lows = [float(v[1:].split(",")[0]) for v in domain]
+        assert lows == sorted(lows)  # intervals in increasing order
+    assert pc.variables.domains[pc.variables.index("group")] == (0, 1, 2)
+    data = json.loads(out.read_text())
+    assert data["variables"][0]["values"][0].startswith("[")
+
+
+def test_bins_must_be_positive(floats_csv, tmp_path, capsys):
+    assert main(["learn", str(floats_csv), "--decision", "d", "--bins", "0",
+                 "--out", str(tmp_path / "m.json")]) == EXIT_BAD_INPUT
+    assert "--bins must be" in _one_line(capsys.readouterr().err)
+
+
+def test_continuous_decision_is_an_error(floats_csv, tmp_path, capsys):
+    assert main(["learn", str(floats_csv), "--decision", "score", "--bins", "4",
+                 "--out", str(tmp_path / "m.json")]) == EXIT_BAD_INPUT
+    assert "decision column 'score' is numeric" in _one_line(capsys.readouterr().err)
+
+
+def test_structure_naive_bayes(floats_csv, tmp_path, capsys):
+    out = tmp_path / "nb.json"
+    assert main(["learn", str(floats_csv), "--decision", "d", "--bins", "3",
+                 "--structure", "naive_bayes", "--out", str(out)]) == EXIT_OK
+    rep = pcfair.load(out).properties()
+    assert rep.deterministic and rep.structured_decomposable
+
+
+@pytest.fixture(scope="module")
+def planted_csv(tmp_path_factory):
+    data, _ = make_planted(3000, n_features=4, effect=0.3, random_state=0)
+    path = tmp_path_factory.mktemp("fair") / "planted.csv"
+    data.frame.to_csv(path, index=False)
+    return path, data
+
+
+def test_fair_writes_a_certified_model(planted_csv, tmp_path, capsys):
+    path, data = planted_csv
+    out = tmp_path / "fair.json"
+    argv = ["learn", str(path), "--decision", data.target, "--out", str(out), "--fair",
+            "--sensitive", ",".join(data.sensitive), "--delta", "0.1", "--k", "5", "--verbose"]
+    assert main(argv) == EXIT_OK
+    stdout = capsys.readouterr().out
+    assert "iteration 0:" in stdout and "pattern(s) left" in stdout
+    assert "constraint(s)" in stdout and "certified 0.1-fair" in stdout
+    sens = ",".join(data.sensitive)
+    assert main(["certify", str(out), "--decision", data.target, "--sensitive", sens,
+                 "--delta", "0.1"]) == EXIT_OK
+    # the unconstrained model of the same data is not fair at 0.1
+    plain = tmp_path / "plain.json"
+    assert main(["learn", str(path), "--decision", data.target, "--out", str(plain)]) == EXIT_OK
+    assert main(["certify", str(plain), "--decision", data.target, "--sensitive", sens,
+                 "--delta", "0.1"]) == EXIT_FOUND
+
+
+def test_fair_exits_3_and_writes_nothing_when_not_certified(planted_csv, tmp_path, capsys):
+    path, data = planted_csv
+    out = tmp_path / "fair.json"
+    argv = ["learn", str(path), "--decision", data.target, "--out", str(out), "--fair",
+            "--sensitive", ",".join(data.sensitive), "--delta", "0.02", "--k", "1",
+            "--max-iter", "1", "--structure", "naive_bayes"]
+    assert main(argv) == EXIT_INCOMPLETE
+    err = capsys.readouterr().err
+    assert "NOT CERTIFIED" in err and "nothing written" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--fair", "--delta", "0.1"], "--fair needs --sensitive and --delta"),
+    (["--fair", "--sensitive", "S0"], "--fair needs --sensitive and --delta"),
+    (["--sensitive", "S0"], "options of learn --fair"),
+    (["--fair", "--sensitive", "S0", "--delta", "1"], "--delta must be"),
+])
+def test_fair_option_errors(planted_csv, tmp_path, capsys, extra, message):
+    path, data = planted_csv
+    assert main(["learn", str(path), "--decision", data.target,
+                 "--out", str(tmp_path / "m.json"), *extra]) == EXIT_BAD_INPUT
+    assert message in _one_line(capsys.readouterr().err)
+
+
+def test_verbose_plain_learning(planted_csv, tmp_path, capsys):
+    path, data = planted_csv
+    assert main(["learn", str(path), "--decision", data.target, "--verbose",
+                 "--out", str(tmp_path / "m.json")]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith(f"read {path}: 3,000 rows") and "done in" in out
