@@ -144,25 +144,6 @@ def pattern_marginals(circuit: Circuit, d: int, fav: int,
     return PatternMarginals(score, p_xy, p_dxy, p_y)
 
 
-def score_patterns(circuit: Circuit, d: int, fav: int, patterns: list[tuple[dict, dict]]
-                   ) -> list[tuple[float | None, float]]:
-    """``(Δ, P(x, y))`` of each ``(x, y)`` with non-empty ``x``; ``Δ`` is None where
-    ``P(x, y) = 0`` (the pattern is undefined).
-
-    Examples
-    --------
-    >>> from pcfair.circuit import CircuitBuilder
-    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
-    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
-    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
-    >>> [(round(s, 4), round(p, 2)) for s, p in score_patterns(pc, 0, 1, [({1: 1}, {})])]
-    [(0.1667, 0.6)]
-    """
-    m = pattern_marginals(circuit, d, fav, patterns)
-    return [(None, 0.0) if np.isnan(s) else (float(s), float(p))
-            for s, p in zip(m.score, m.p_xy)]
-
-
 @dataclass(frozen=True)
 class DivergenceMasses:
     """The four masses the divergence needs, each computed directly (never as a difference):
