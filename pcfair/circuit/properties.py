@@ -421,39 +421,31 @@ def rightmost_path_primes(c: Circuit, vtree: Vtree) -> tuple[np.ndarray, np.ndar
 
 
 def _intersections_chunked(plan, pairs, relaxed, chunk: int = 512):
-    """Yield, chunk by chunk, whether pairs of terms share support (relaxed variables may
-    differ per side); stops compiling pairs once an overlap is found."""
-    n = plan.p.num_variables
-    none = np.full(n, -1, np.int32)
-    for start in range(0, len(pairs), chunk):
-        roots = [plan.entry(a, b) for a, b in pairs[start:start + chunk]]
-        ok = plan.evaluate_all(none, none, np.ones(n, bool), relaxed)[1]
-        hit = bool(ok[roots].any())
-        yield hit
-        if hit:
-            return
+    """Yield whether pairs of terms share support (relaxed variables may differ per side),
+    decided by the compiled Boolean pass (``chunk`` is kept for the signature; one call)."""
+    del chunk
+    if not pairs:
+        return
+    yield bool(np.any(plan.supports(pairs, relaxed) > 0))
 
 
-def _intersections(plan, pairs: list[tuple[int, int]], budget: int | None = None
-                   ) -> tuple[list[bool | None], tuple]:
-    """For pairs of terms of one circuit, whether their supports share a point (one pass).
+def _counterexample(c: Circuit, vtree: Vtree, ta: int, tb: int) -> dict:
+    """A point where the terms ``ta`` and ``tb`` are both non-zero (they are known to meet)."""
+    from pcfair.inference.quotient import PairPlan
 
-    Pairs whose compilation would take the plan past ``budget`` entries get ``None``."""
-    roots: list[int | None] = []
-    for a, b in pairs:
-        if budget is not None and plan.num_entries > budget:
-            roots.append(None)
+    plan = PairPlan(c, c, vtree, relaxed=np.zeros(c.num_variables, bool))
+    none = np.full(c.num_variables, -1, np.int32)
+    free = np.ones(c.num_variables, bool)
+    res = plan.evaluate(plan.entry(ta, tb), none, none, free)
+    scopes = c.scopes()
+    n = c.num_nodes
+    scope = 0
+    for t in (ta, tb):
+        if t < n:
+            scope |= scopes[t]
         else:
-            roots.append(plan.entry(a, b))
-    n = plan.p.num_variables
-    none = np.full(n, -1, np.int32)
-    state = plan.evaluate_all(none, none, np.ones(n, bool))
-    return [None if r is None else bool(state[1][r]) for r in roots], state
-
-
-def _counterexample(c: Circuit, plan, state, ta: int, tb: int) -> dict:
-    res = plan.result(plan.entry(ta, tb), state, np.ones(c.num_variables, bool))
-    scope = plan._scope(c, c.scopes(), ta)
+            e = t - n
+            scope |= scopes[c.edge_a[e]] | (scopes[c.edge_b[e]] if c.edge_b[e] >= 0 else 0)
     return {c.names[v]: c.variables.domains[v][int(res.assignment[v])] for v in bits(scope)}
 
 
@@ -465,15 +457,7 @@ def _determinism(c: Circuit, structured_vtree: Vtree | None, exhaustive_limit: i
     n = c.num_nodes
     pairwise: list[tuple[int, int, int]] = []  # (node, edge x, edge y) for the pairwise tier
     card = c.variables.cardinalities
-    for i in range(c.num_nodes):
-        if c.kind[i] != SUM:
-            continue
-        live = [e for e in range(c.edge_ptr[i], c.edge_ptr[i + 1]) if c.edge_logw[e] > -np.inf]
-        if len(live) < 2:
-            continue
-        cons = {e: _literal_constraints(c, e) for e in live}
-        pending = [(x, y) for x, y in itertools.combinations(live, 2)
-                   if not _syntactically_exclusive(cons[x], cons[y])]
+    for i, live, pending in _pending_element_pairs(c):
         if not pending:
             tiers_used.add("syntactic")
         elif structured_vtree is not None:
@@ -495,19 +479,20 @@ def _determinism(c: Circuit, structured_vtree: Vtree | None, exhaustive_limit: i
         from pcfair.inference.quotient import PairPlan
 
         tiers_used.add("pairwise")
-        plan = PairPlan(c, c, structured_vtree)
-        hits, state = _intersections(plan, [(n + x, n + y) for _, x, y in pairwise],
-                                     pairwise_budget)
+        plan = PairPlan(c, c, structured_vtree, relaxed=np.zeros(c.num_variables, bool))
+        pairs = np.array([(n + x, n + y) for _, x, y in pairwise], np.int64)
+        hits = plan.supports(pairs, budget=pairwise_budget)
         reported: set[int] = set()
-        for (i, x, y), hit in zip(pairwise, hits):
-            if hit is None:
+        for (i, x, y), hit in zip(pairwise, hits.tolist()):
+            if hit == 0:
                 unknown = True
-            elif hit and i not in reported:
+            elif hit > 0 and i not in reported:
                 failed = True
                 reported.add(i)
                 problems.append(Problem(
                     i, "deterministic", f"two elements of {c.describe_node(i)} are both "
-                    "non-zero on the counterexample", _counterexample(c, plan, state, n + x, n + y)))
+                    "non-zero on the counterexample",
+                    _counterexample(c, structured_vtree, n + x, n + y)))
     if failed:
         return False, "pairwise" if "pairwise" in tiers_used else "exhaustive"
     if unknown:
@@ -516,6 +501,22 @@ def _determinism(c: Circuit, structured_vtree: Vtree | None, exhaustive_limit: i
         if t in tiers_used:
             return True, t
     return True, "syntactic"
+
+
+def _pending_element_pairs(c: Circuit):
+    """Yield ``(sum node, live elements, element pairs not syntactically exclusive)`` for
+    every sum with at least two live elements (tier 1 of the determinism check)."""
+    for i in np.flatnonzero(c.kind == SUM).tolist():
+        lo, hi = int(c.edge_ptr[i]), int(c.edge_ptr[i + 1])
+        if hi - lo < 2:
+            continue
+        live = [e for e in range(lo, hi) if c.edge_logw[e] > -np.inf]
+        if len(live) < 2:
+            continue
+        cons = {e: _literal_constraints(c, e) for e in live}
+        pending = [(x, y) for x, y in itertools.combinations(live, 2)
+                   if not _syntactically_exclusive(cons[x], cons[y])]
+        yield i, live, pending
 
 
 def _exhaustive_overlap(c: Circuit, live: list[int], scope_vars: list[int],
@@ -564,8 +565,9 @@ def check_properties(circuit: Circuit, *, exhaustive_limit: int = 16,
         The exhaustive determinism tier enumerates a sum's scope when it has at most
         ``2**exhaustive_limit`` assignments.
     pairwise_budget : int, default 50000
-        Most node pairs the pairwise determinism tier may compile; element pairs left over
-        are undecided and make ``deterministic`` None (unknown) rather than a guess.
+        Most new node pairs the (compiled) pairwise determinism tier may explore for one pair
+        of elements; element pairs left over are undecided and make ``deterministic`` None
+        (unknown) rather than a guess. Node pairs are memoised across element pairs.
 
     Returns
     -------
