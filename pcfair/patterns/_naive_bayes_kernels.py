@@ -26,16 +26,11 @@ from numba import njit
 
 #: Absolute tolerance of the strict threshold (mirrors ``scores.THRESHOLD_ATOL``).
 ATOL = 1e-12
-#: Top-k by |Δ| prunes a node whose bound is within this of the k-th score. Bounds often equal
-#: a recorded score exactly: deciding a free variable at the value that maximises its log-odds
-#: leaves the box's corner where it was, so the node where the best pattern lies and many
-#: nodes around it share that pattern's bound, and the bound and the score come from different
-#: formulas and summation orders, a few ulps apart. Without the tolerance those nodes are
-#: expanded or not by the luck of rounding (the Python search expands 5x more nodes than with
-#: it on the German naive Bayes). A pattern this can miss beats the k-th by at most 1e-14,
-#: the rounding of a sum of a few dozen log-odds: a tie. (1e-12, the threshold's tolerance, is
-#: too coarse here: that model has distinct patterns whose scores differ by 1.1e-13.)
-TIE_ATOL = 1e-14
+#: The bound is inflated by this relative amount (and 1e-300) before it is compared, as
+#: ``search``'s ``cut`` does: the bound and the scores it bounds come from different formulas
+#: and summation orders, and rounding must not prune a pattern whose computed score lies a few
+#: ulps above it.
+BOUND_RTOL = 1e-9
 
 # ctrl slots
 C_DEPTH, C_NODES, C_PRUNED, C_BOUNDS, C_HSIZE, C_COUNTER, C_NOUT, C_STARTED = range(8)
@@ -393,12 +388,12 @@ def run(card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf, 
                 t_hi = t + t_hi_suf[dd]
                 s_lo = s + s_lo_suf[dd]
                 s_hi = s + s_hi_suf[dd]
-                ub = nb_bound(t_lo, t_hi, s_lo, s_hi)
+                ub = nb_bound(t_lo, t_hi, s_lo, s_hi) * (1.0 + BOUND_RTOL) + 1e-300
                 if ub <= thr:
                     prune = True
                 elif mode == M_TOPK and ctrl[C_HSIZE] >= k:
                     if not by_div:
-                        prune = ub <= hk[heap[0]] + TIE_ATOL
+                        prune = ub <= hk[heap[0]]
                     else:
                         a_min = sigmoid(t_lo + s_lo)
                         a_max = sigmoid(t_hi + s_hi)

@@ -31,11 +31,9 @@ Variables are decided in the given order, sensitive ones first: into ``x`` with 
 (sensitive only), into ``y`` with each value, or excluded; until ``x`` is non-empty only
 sensitive variables can go into ``x``, and a node with empty ``x`` and no sensitive variable
 left is a leaf. Top-k visits children by decreasing score (best first), and keeps its ``k``
-best in an array heap ordered as :mod:`heapq` orders ``search``'s. Top-k by |Δ| prunes a node
-whose bound is within 1e-14 of the k-th score (``_naive_bayes_kernels.TIE_ATOL``: such bounds
-often equal a recorded score up to rounding), so a returned k-th score is exact up to ties of
-1e-14; ``search`` leaves those ties to rounding and may visit many more nodes (5x on the German
-naive Bayes). Modes ``"all"`` and ``"first"`` visit, prune and bound exactly ``search``'s nodes.
+best in an array heap ordered as :mod:`heapq` orders ``search``'s. The bound is inflated by a
+relative 1e-9 before it is compared, as in ``search``: every mode visits, prunes and bounds
+exactly ``search``'s nodes (top-k up to the order in which rounding-level ties are met).
 A ``deadline`` (a :func:`time.perf_counter` value) is checked between chunks of nodes (a few
 milliseconds each); a run it stops is marked incomplete.
 
@@ -60,6 +58,8 @@ import time
 import numpy as np
 
 from pcfair.circuit.circuit import Circuit
+from pcfair.errors import OptionError
+from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
 from pcfair.patterns.scores import ScoredPattern, log_normalizer
 from pcfair.patterns.search import (NaiveBayesBound, SearchOptions, SearchResult, progress_bar,
@@ -112,7 +112,7 @@ class NaiveBayesTables(NaiveBayesBound):
                     r = np.full(n, -1, np.int32)
                     r[v], r[d] = k, dv
                     rows.append(r)
-        lp = circuit.log_marginal(np.array(rows))
+        lp = log_marginals(circuit, np.array(rows))
         log_z = log_normalizer(float(lp[2]))
         p1: list[np.ndarray] = []
         p0: list[np.ndarray] = []
@@ -173,15 +173,15 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     ``best_first``: visit a top-k node's children by decreasing score.
     """
     if mode not in NB_MODES:
-        raise ValueError(f"nb_search runs the modes {NB_MODES}, not {mode!r} "
+        raise OptionError(f"nb_search runs the modes {NB_MODES}, not {mode!r} "
                          "(use pcfair.patterns.search.search)")
     if rank_by not in ("discrimination", "divergence"):
-        raise ValueError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
+        raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
     if not isinstance(nb, NaiveBayesTables):
         raise TypeError("nb_search needs NaiveBayesTables.from_circuit(...) (the bound's "
                         "log-odds alone do not give P(x, y))")
     if mode == "topk" and int(k) < 1:
-        raise ValueError(f"k must be at least 1, not {k}")
+        raise OptionError(f"k must be at least 1, not {k}")
     t0 = time.perf_counter()
     if deadline is None and time_limit is not None:
         deadline = t0 + float(time_limit)
@@ -189,14 +189,14 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     sens = sorted(set(int(v) for v in sensitive))
     features = [v for v in range(len(cards)) if v != d]
     if not set(sens) <= set(features):
-        raise ValueError(f"sensitive variables {sens} must be features (not the decision {d})")
+        raise OptionError(f"sensitive variables {sens} must be features (not the decision {d})")
     if order is None:
         rest = [v for v in features if v not in set(sens)]
         info = dict(zip(sens + rest, nb.information(sens + rest)))
         order = sorted(sens, key=lambda v: -info[v]) + sorted(rest, key=lambda v: -info[v])
     order = [int(v) for v in order]
     if sorted(order) != features or set(order[:len(sens)]) != set(sens):
-        raise ValueError(f"order {order} must list every feature once, the sensitive "
+        raise OptionError(f"order {order} must list every feature once, the sensitive "
                          f"{sens} first")
     res = SearchResult(order=list(order))
     n = len(order)

@@ -89,6 +89,13 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     kwargs = {"mode": mode, "k": k, "rank_by": rank_by, "min_support": min_support,
               "assume_deterministic": assume_deterministic, "options": options}
     workers = resolve_n_jobs(n_jobs) if executor is None else 2
+    from pcfair.patterns.naive_bayes_search import NB_MODES, NaiveBayesTables
+
+    if (mode in NB_MODES and options.naive_bayes_bound
+            and NaiveBayesTables.from_circuit(circuit, d, fav) is not None):
+        # the compiled naive-Bayes search takes less time than starting workers
+        return search(circuit, d, fav, sensitive, delta, time_limit=time_limit,
+                      progress=progress, **kwargs)
     if workers <= 1 and executor is None:
         return search(circuit, d, fav, sensitive, delta, time_limit=time_limit,
                       progress=progress, **kwargs)

@@ -417,6 +417,17 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         raise OptionError(f"mode must be one of {MODES}, not {mode!r}")
     if rank_by not in ("discrimination", "divergence"):
         raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
+    if options.naive_bayes_bound and start is None and partition is None \
+            and mode in ("all", "first", "topk"):
+        # naive Bayes: every quantity is incremental and the bound O(1): the compiled search
+        from pcfair.patterns.naive_bayes_search import search_naive_bayes
+
+        fast = search_naive_bayes(circuit, d, fav, sensitive, delta, mode=mode, k=k,
+                                  rank_by=rank_by, time_limit=time_limit, deadline=deadline,
+                                  options=options, order=order, min_support=min_support,
+                                  progress=progress)
+        if fast is not None:
+            return fast
     require_tractable_marginals(circuit)
     plan = self_plan(circuit, assume_deterministic)
     root = plan.entry(circuit.root, circuit.root)
