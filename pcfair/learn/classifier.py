@@ -62,7 +62,9 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
     classes_ : ndarray
         Class labels.
     target_ : str
-        The target's variable name in the circuit.
+        The target's variable name in the circuit: the name of ``y`` when it is a named
+        pandas Series (so ``pcfair.certify(clf, y.name, ...)`` works), else ``"target"``
+        (prefixed with ``_`` if a feature already has the name).
     feature_names_in_ : ndarray of str
         Feature names (``x0``, ``x1``, ... for arrays).
     fair_result_ : FairLearningResult
@@ -111,6 +113,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         for attr in ("feature_names_in_", "fair_result_", "certified_"):
             if hasattr(self, attr):
                 delattr(self, attr)
+        y_name = getattr(y, "name", None)  # a named Series names the decision in the circuit
         X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=True, reset=True)
         _check_entries(X)
         y = column_or_1d(y, warn=True)
@@ -118,7 +121,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         names = self._names(X.shape[1])
         df = pd.DataFrame(X, columns=names).infer_objects()
         df, self.bin_edges_ = prepare_frame(df, None, self.bins)
-        target = "target"
+        target = str(y_name) if y_name is not None else "target"
         while target in names:
             target = "_" + target
         self.target_ = target

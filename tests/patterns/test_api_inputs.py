@@ -28,8 +28,9 @@ def test_a_fitted_classifier_is_certified_through_its_circuit():
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"s": rng.integers(0, 2, 400), "a": rng.integers(0, 2, 400)})
     y = (X["s"] ^ (rng.random(400) < 0.2)).astype(int)
-    clf = pcfair.PCClassifier().fit(X, y)
-    cert = pcfair.certify(clf, clf.target_, ["s"], 0.05)
+    clf = pcfair.PCClassifier().fit(X, y.rename("approved"))
+    assert clf.target_ == "approved"  # the decision is named after y
+    cert = pcfair.certify(clf, "approved", ["s"], 0.05)
     assert cert.fair is pcfair.certify(clf.circuit_, clf.target_, ["s"], 0.05).fair
 
 
