@@ -26,6 +26,7 @@ same ones. A value out of range exits 2 with a message naming the option.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import math
@@ -650,11 +651,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("pcfair: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (``pcfair patterns ... | head``)
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE  # never 0: the verdict may not have been read
     except (PCFairError, ValueError, OSError) as exc:
         if debug:

@@ -152,6 +152,19 @@ def _kl(q, c):
 
 
 @njit(cache=True)
+def _rest_masses(t, mass_ptr, mass_idx, c):
+    """``P(d, y, ¬x)`` and ``P(¬d, y, ¬x)`` of combination ``c`` in leaf table ``t``: the sum
+    over the disjoint events of ``¬x`` (its cells ``mass_idx[mass_ptr[c]:mass_ptr[c + 1]]``)."""
+    m1 = 0.0
+    m0 = 0.0
+    for r in range(mass_ptr[c], mass_ptr[c + 1]):
+        cell = mass_idx[r]
+        m1 += t[2 * cell]
+        m0 += t[2 * cell + 1]
+    return m1, m0
+
+
+@njit(cache=True)
 def _divergence(a1, a0, m1, m0, score, delta):
     """The closed form of :func:`pcfair.patterns.scores.divergence_scores` for one pattern."""
     p_xy = a1 + a0
@@ -298,12 +311,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                         ub = p_xy * (_kl(q, deltas[d]) if score > 0 else _kl(q, 1.0 - deltas[d]))
                         if ub * (1.0 + 1e-9) <= div_vals[d, 0]:
                             continue
-                    m1 = 0.0
-                    m0 = 0.0
-                    for r in range(mass_ptr[c], mass_ptr[c + 1]):
-                        cell = mass_idx[r]
-                        m1 += t[2 * cell]
-                        m0 += t[2 * cell + 1]
+                    m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
                     dv = _divergence(a1, a0, m1, m0, score, deltas[d])
                     _heap_offer(div_vals, div_idx, div_pay, div_sizes, d, dv, index, score)
             if pareto_on:
@@ -331,12 +339,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                     surv_idx[d, s] = index
                     surv_len[d] = s + 1
             if list_on and mag > deltas[0] + atol:
-                m1 = 0.0
-                m0 = 0.0
-                for r in range(mass_ptr[c], mass_ptr[c + 1]):
-                    cell = mass_idx[r]
-                    m1 += t[2 * cell]
-                    m0 += t[2 * cell + 1]
+                m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
                 s = list_len[0]
                 list_idx[s] = index
                 list_score[s] = score
