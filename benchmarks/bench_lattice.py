@@ -337,7 +337,8 @@ def adult_part(quick: bool) -> None:
               f"{r['peak_mib']:10.0f}  {tgt}")
 
 
-def german_part(quick: bool, jobs: int, selected: set[str]) -> None:
+def german_part(quick: bool, jobs: int, selected: set[str],
+                models: tuple[str, ...] = ("clt", "naive_bayes")) -> None:
     """``selected``: task names (``max``, ``max_hi``, ``counts``, ``top10``, ``certify``,
     ``census``); certification at max + 0.005 needs one of the two max tasks."""
     if "certify" in selected and not selected & {"max", "max_hi"}:
@@ -349,6 +350,8 @@ def german_part(quick: bool, jobs: int, selected: set[str]) -> None:
     print(f"  {'model':<12}{'task':<26}{'seconds':>9}{'peak MiB':>9}{'+MiB':>7}"
           f"{'workers':>8}  result")
     for structure, label in (("clt", "CLT"), ("naive_bayes", "naive Bayes")):
+        if structure not in models:
+            continue
         est = run_child("german", structure=structure, what="estimate")
         if "error" in est:
             print(f"  {label:<12}estimate failed: {est['error']}")
@@ -459,6 +462,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="processes for the German runs (2)")
     ap.add_argument("--german-tasks", default="max,max_hi,counts,top10,certify,census",
                     help="German tasks to run (comma-separated; default all)")
+    ap.add_argument("--german-models", default="clt,naive_bayes",
+                    help="German models (clt, naive_bayes; default both)")
     ap.add_argument("--scale-limit", type=float, default=60.0,
                     help="seconds beyond which a scaling row is estimated, not run (60)")
     ap.add_argument("--child", nargs=2, metavar=("TASK", "JSON"), help=argparse.SUPPRESS)
@@ -473,7 +478,8 @@ def main() -> None:
     if a.only in (None, "scaling"):
         scaling_part(a.quick, 10.0 if a.quick else a.scale_limit)
     if a.only in (None, "german"):
-        german_part(a.quick, a.jobs, set(a.german_tasks.split(",")))
+        german_part(a.quick, a.jobs, set(a.german_tasks.split(",")),
+                    tuple(a.german_models.split(",")))
 
 
 if __name__ == "__main__":
