@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcfair.circuit.derived import carry_structural, derived
 from pcfair.circuit.variables import Variables
+from pcfair.errors import NumericalError, ParameterError, StructureError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -73,12 +75,14 @@ class Circuit:
     edge_b: np.ndarray
     edge_logw: np.ndarray
     vtree: "Vtree | None" = None
+    #: Values derived from the circuit; owned by :mod:`pcfair.circuit.derived` (never touched
+    #: elsewhere).
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         n = len(self.kind)
         if n == 0:
-            raise ValueError("a circuit needs at least one node")
+            raise StructureError("a circuit needs at least one node")
         casts = {
             "kind": np.int8, "var": np.int32, "value": np.int32, "param_ptr": np.int32,
             "param_len": np.int32, "params": np.float64, "edge_ptr": np.int32,
@@ -90,18 +94,18 @@ class Circuit:
             object.__setattr__(self, name, arr)
         for name in ("var", "value", "param_ptr", "param_len"):
             if len(getattr(self, name)) != n:
-                raise ValueError(f"array {name!r} has length {len(getattr(self, name))}, not {n}")
+                raise StructureError(
+                    f"array {name!r} has length {len(getattr(self, name))}, not {n}")
         if len(self.edge_ptr) != n + 1:
-            raise ValueError("edge_ptr must have one more entry than there are nodes")
+            raise StructureError("edge_ptr must have one more entry than there are nodes")
         ne = int(self.edge_ptr[-1])
         for name in ("edge_a", "edge_b", "edge_logw"):
             if len(getattr(self, name)) != ne:
-                raise ValueError(f"array {name!r} has length {len(getattr(self, name))}, not {ne}")
+                raise StructureError(
+                    f"array {name!r} has length {len(getattr(self, name))}, not {ne}")
         for name in ("params", "edge_logw"):
             bad = np.flatnonzero(np.isnan(getattr(self, name)) | (getattr(self, name) == np.inf))
             if len(bad):
-                from pcfair.errors import NumericalError
-
                 raise NumericalError(
                     f"{'leaf log-parameter' if name == 'params' else 'sum log-weight'} "
                     f"{int(bad[0])} is {getattr(self, name)[bad[0]]}: log-parameters must be "
@@ -117,13 +121,12 @@ class Circuit:
     def num_edges(self) -> int:
         """Number of parent-child links: product children, plus for each sum element one link
         to the element and one per factor (prime, sub) as in the uncompressed graph."""
-        if "num_edges" not in self._cache:
+        def count() -> int:
             is_sum = np.repeat(self.kind == SUM, np.diff(self.edge_ptr))
             factors = 1 + (self.edge_b >= 0)
-            self._cache["num_edges"] = int(
-                np.sum(np.where(is_sum, 1 + np.where(factors > 1, factors, 0), 1))
-            )
-        return self._cache["num_edges"]
+            return int(np.sum(np.where(is_sum, 1 + np.where(factors > 1, factors, 0), 1)))
+
+        return derived(self, "num_edges", count)
 
     @property
     def num_elements(self) -> int:
@@ -150,8 +153,6 @@ class Circuit:
     def with_vtree(self, vtree: "Vtree | None") -> "Circuit":
         """A copy of this circuit with ``vtree`` attached (checked to cover its variables)."""
         if vtree is not None and vtree.num_variables != self.num_variables:
-            from pcfair.errors import StructureError
-
             raise StructureError(
                 f"vtree has {vtree.num_variables} variables, circuit has {self.num_variables}"
             )
@@ -164,40 +165,38 @@ class Circuit:
         """A copy with new sum log-weights (and optionally leaf log-parameters), same structure."""
         edge_logw = np.asarray(edge_logw, dtype=np.float64)
         if edge_logw.shape != self.edge_logw.shape:
-            raise ValueError("edge_logw has the wrong shape")
+            raise ParameterError(
+                f"edge_logw has shape {edge_logw.shape}, not {self.edge_logw.shape}")
         params = self.params if params is None else np.asarray(params, dtype=np.float64)
         if params.shape != self.params.shape:
-            raise ValueError("params has the wrong shape")
+            raise ParameterError(f"params has shape {params.shape}, not {self.params.shape}")
         c = Circuit(
             self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,
             params, self.edge_ptr, self.edge_a, self.edge_b, edge_logw, self.vtree,
         )
-        for key in ("scopes", "leaf_lognorm_struct"):
-            if key in self._cache:
-                c._cache[key] = self._cache[key]
+        carry_structural(self, c)
         return c
 
     # ------------------------------------------------------------------ derived arrays
     @property
     def leaf_lognorm(self) -> np.ndarray:
         """log Σ of each categorical leaf's parameters (0 for normalised leaves), else 0."""
-        if "leaf_lognorm" not in self._cache:
+        def lognorm() -> np.ndarray:
             out = np.zeros(self.num_nodes)
             for i in np.flatnonzero(self.kind == CATEGORICAL):
                 p = self.params[self.param_ptr[i] : self.param_ptr[i] + self.param_len[i]]
-                m = p.max()
+                m = p.max() if len(p) else -np.inf
                 out[i] = m + np.log(np.exp(p - m).sum()) if np.isfinite(m) else -np.inf
             out.setflags(write=False)
-            self._cache["leaf_lognorm"] = out
-        return self._cache["leaf_lognorm"]
+            return out
+
+        return derived(self, "leaf_lognorm", lognorm)
 
     def scopes(self) -> list[int]:
         """Scope of every node as a Python int bitset (bit ``v`` set = variable ``v`` in scope)."""
-        if "scopes" not in self._cache:
-            from pcfair.circuit._scopes import compute_scopes
+        from pcfair.circuit._scopes import compute_scopes
 
-            self._cache["scopes"] = compute_scopes(self)
-        return self._cache["scopes"]
+        return derived(self, "scopes", lambda: compute_scopes(self))
 
     def children(self, i: int) -> list[int]:
         """All child nodes of node ``i`` (for sums: primes and subs of its elements)."""
@@ -312,11 +311,9 @@ class Circuit:
         """
         from pcfair.circuit.properties import check_properties
 
-        key = ("properties", exhaustive_limit, pairwise_budget)
-        if key not in self._cache:
-            self._cache[key] = check_properties(self, exhaustive_limit=exhaustive_limit,
-                                                pairwise_budget=pairwise_budget)
-        return self._cache[key]
+        return derived(self, ("properties", exhaustive_limit, pairwise_budget),
+                       lambda: check_properties(self, exhaustive_limit=exhaustive_limit,
+                                                pairwise_budget=pairwise_budget))
 
     def __repr__(self) -> str:
         vt = ", vtree" if self.vtree is not None else ""

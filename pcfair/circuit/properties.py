@@ -25,6 +25,7 @@ import numpy as np
 
 from pcfair.circuit._scopes import bits
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.derived import derived
 from pcfair.circuit.vtree import Vtree
 
 
@@ -190,8 +191,7 @@ def require_tractable_marginals(circuit: Circuit) -> None:
     """
     from pcfair.errors import StructureError
 
-    key = "marginal_problems"
-    if key not in circuit._cache:
+    def find() -> list[Problem]:
         problems: list[Problem] = []
         _smooth_decomposable(circuit, problems)
         missing = [v for v in range(circuit.num_variables)
@@ -199,8 +199,9 @@ def require_tractable_marginals(circuit: Circuit) -> None:
         if missing:
             problems.append(Problem(circuit.root, "covering", "the root does not cover the "
                                     f"variables {[circuit.names[v] for v in missing]}"))
-        circuit._cache[key] = problems
-    problems = circuit._cache[key]
+        return problems
+
+    problems = derived(circuit, "marginal_problems", find)
     if problems:
         p = problems[0]
         raise StructureError(f"not {p.property}: {p.message}; exact marginals need a smooth, "

@@ -11,21 +11,22 @@ from collections.abc import Mapping
 import numpy as np
 
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.derived import derived
 from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference import _marginal_kernels as K
 
 
 def kernel_args(circuit: Circuit) -> tuple:
     """The flat arrays the marginal kernels take, in order (cached on the circuit)."""
-    key = "kernel_args"
-    if key not in circuit._cache:
+    def args() -> tuple:
         deg = np.diff(circuit.edge_ptr)
-        circuit._cache[key] = (
+        return (
             circuit.kind, circuit.var, circuit.value, circuit.param_ptr, circuit.params,
             circuit.leaf_lognorm, circuit.edge_ptr, circuit.edge_a, circuit.edge_b,
             circuit.edge_logw, int(deg.max()) if len(deg) else 0,
         )
-    return circuit._cache[key]
+
+    return derived(circuit, "kernel_args", args)
 
 
 def log_marginals(circuit: Circuit, evidence: np.ndarray, *, backend: str = "numba") -> np.ndarray:

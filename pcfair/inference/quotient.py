@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.derived import derived, peek, remember
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import EvidenceError, StructureError, VariableError
 from pcfair.inference import _pair_builder as PB
@@ -374,12 +375,11 @@ class _CompiledBuilder:
         p, q, vt = plan.p, plan.q, plan.vtree
         key = ("pair_builder_args", id(vt))
         if q is p:
-            cached = p._cache.get(key)
+            cached = peek(p, key)
             if cached is None or cached[0] is not vt:
                 table = _ScopeIds()
                 P = _circuit_tuple(p, vt, table)
-                cached = (vt, P, table.ids.get(0, -7))
-                p._cache[key] = cached
+                cached = remember(p, key, (vt, P, table.ids.get(0, -7)))
             _, self.P, self.empty_sid = cached
             self.Q = self.P
         else:
@@ -794,9 +794,11 @@ def quotient_structure(circuit: Circuit, assume_deterministic: bool = False) -> 
     With ``assume_deterministic`` an undecided determinism check (``None``: too large for the
     pairwise tier) is taken as declared, e.g. for PSDD files, whose format promises it; a
     circuit proven non-deterministic is still refused."""
-    key = ("quotient_structure", assume_deterministic)
-    if key in circuit._cache:
-        return circuit._cache[key]
+    return derived(circuit, ("quotient_structure", assume_deterministic),
+                   lambda: _quotient_structure(circuit, assume_deterministic))
+
+
+def _quotient_structure(circuit: Circuit, assume_deterministic: bool) -> tuple:
     rep = circuit.properties()
     reasons = []
     if not rep.smooth:
@@ -817,9 +819,7 @@ def quotient_structure(circuit: Circuit, assume_deterministic: bool = False) -> 
     vt = rep.vtree
     from pcfair.circuit.properties import rightmost_path_primes
 
-    out = (vt, rightmost_path_primes(circuit, vt))
-    circuit._cache[key] = out
-    return out
+    return vt, rightmost_path_primes(circuit, vt)
 
 
 class SelfPlans:
@@ -841,12 +841,10 @@ class SelfPlans:
     def for_decision(self, d: int) -> PairPlan:
         """The plan pruned for the decision variable ``d`` (shared with
         ``self_plan(circuit, decision=d)``)."""
-        key = ("self_plan", int(d))
         c = self.circuit
-        if key not in c._cache:
-            c._cache[key] = PairPlan(c, c, self.vtree, self.path_primes, relaxed=[int(d)],
-                                     deterministic=True)
-        return c._cache[key]
+        return derived(c, ("self_plan", int(d)),
+                       lambda: PairPlan(c, c, self.vtree, self.path_primes, relaxed=[int(d)],
+                                        deterministic=True))
 
     def entry(self, tp: int, tq: int) -> int:
         """A handle on the pair of terms ``(tp, tq)`` (resolved per decision)."""
@@ -880,9 +878,7 @@ def self_plan(circuit: Circuit, assume_deterministic: bool = False,
     vt, path_primes = quotient_structure(circuit, assume_deterministic)
     if decision is not None:
         return SelfPlans(circuit, vt, path_primes).for_decision(int(decision))
-    if "self_plans" not in circuit._cache:
-        circuit._cache["self_plans"] = SelfPlans(circuit, vt, path_primes)
-    return circuit._cache["self_plans"]
+    return derived(circuit, "self_plans", lambda: SelfPlans(circuit, vt, path_primes))
 
 
 def _for_decision(plan, root: int, d: int) -> tuple[PairPlan, int]:
@@ -949,11 +945,11 @@ def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
                 raise StructureError("the circuits are not structured-decomposable on one vtree "
                                      "(incompatible); their quotient cannot be maximised exactly")
     key = ("pair_plan", id(q))
-    plan = p._cache.get(key)
+    plan = peek(p, key)
     if plan is None or plan.q is not q:
         same = vt_p == vt_q
-        plan = PairPlan(p, q, vt_p, tuple(a & b for a, b in zip(ok_p, ok_q)) if same else None)
-        p._cache[key] = plan
+        plan = remember(p, key, PairPlan(p, q, vt_p, tuple(a & b for a, b in zip(ok_p, ok_q))
+                                         if same else None))
     root = plan.entry(p.root, q.root)
     ev_p = p.evidence_matrix(evidence or {})[0]
     ev_q = p.evidence_matrix(q_evidence)[0] if q_evidence is not None else ev_p.copy()
@@ -1203,38 +1199,39 @@ def _decode(circuit: Circuit, assignment: np.ndarray | None, free: np.ndarray) -
 
 def _positive(circuit: Circuit) -> bool:
     """True when every complete assignment has positive probability (exact big-int count)."""
-    key = "positive"
-    if key not in circuit._cache:
-        card = [int(c) for c in circuit.variables.cardinalities]
-        scopes = circuit.scopes()
-        counts: list[int] = [0] * circuit.num_nodes
-        for i in range(circuit.num_nodes):
-            k = circuit.kind[i]
-            lo, hi = circuit.edge_ptr[i], circuit.edge_ptr[i + 1]
-            if k == INDICATOR:
-                counts[i] = 1
-            elif k == CATEGORICAL:
-                p = circuit.params[circuit.param_ptr[i] : circuit.param_ptr[i] + circuit.param_len[i]]
-                counts[i] = int(np.sum(p > -np.inf))
-            elif k == PRODUCT:
-                c = 1
-                for e in range(lo, hi):
-                    c *= counts[circuit.edge_a[e]]
-                counts[i] = c
-            else:
-                c = 0
-                for e in range(lo, hi):
-                    if circuit.edge_logw[e] == -np.inf:
-                        continue
-                    t = counts[circuit.edge_a[e]]
-                    if circuit.edge_b[e] >= 0:
-                        t *= counts[circuit.edge_b[e]]
-                    c += t
-                counts[i] = c
-        total = 1
-        root_scope = scopes[-1]
-        for v in range(circuit.num_variables):
-            if root_scope >> v & 1:
-                total *= card[v]
-        circuit._cache[key] = counts[-1] == total
-    return circuit._cache[key]
+    return derived(circuit, "positive", lambda: _count_positive(circuit))
+
+
+def _count_positive(circuit: Circuit) -> bool:
+    card = [int(c) for c in circuit.variables.cardinalities]
+    scopes = circuit.scopes()
+    counts: list[int] = [0] * circuit.num_nodes
+    for i in range(circuit.num_nodes):
+        k = circuit.kind[i]
+        lo, hi = circuit.edge_ptr[i], circuit.edge_ptr[i + 1]
+        if k == INDICATOR:
+            counts[i] = 1
+        elif k == CATEGORICAL:
+            p = circuit.params[circuit.param_ptr[i] : circuit.param_ptr[i] + circuit.param_len[i]]
+            counts[i] = int(np.sum(p > -np.inf))
+        elif k == PRODUCT:
+            c = 1
+            for e in range(lo, hi):
+                c *= counts[circuit.edge_a[e]]
+            counts[i] = c
+        else:
+            c = 0
+            for e in range(lo, hi):
+                if circuit.edge_logw[e] == -np.inf:
+                    continue
+                t = counts[circuit.edge_a[e]]
+                if circuit.edge_b[e] >= 0:
+                    t *= counts[circuit.edge_b[e]]
+                c += t
+            counts[i] = c
+    total = 1
+    root_scope = scopes[-1]
+    for v in range(circuit.num_variables):
+        if root_scope >> v & 1:
+            total *= card[v]
+    return counts[-1] == total

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError, SpecError, VariableError
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.marginals import normalized
@@ -206,9 +207,7 @@ def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
     if not 0 <= float(delta) < 1:
         raise OptionError(f"delta must be in [0, 1), got {delta}")
     require_tractable_marginals(circuit)
-    if "normalized" not in circuit._cache:
-        circuit._cache["normalized"] = normalized(circuit)
-    return circuit._cache["normalized"], d, fav, sorted(set(sens))
+    return derived(circuit, "normalized", lambda: normalized(circuit)), d, fav, sorted(set(sens))
 
 
 #: ``engine="auto"`` scans the lattice up to this many points, and searches beyond.

@@ -26,6 +26,7 @@ import pandas as pd
 
 from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.derived import peek, remember
 from pcfair.inference.gradients import GradientPlan, SoftmaxParameters, structure_key
 from pcfair.patterns.api import (
     RANKS,
@@ -237,7 +238,7 @@ class DiscriminationOracle:
 
     def plan(self, circuit: Circuit) -> GradientPlan:
         """The compiled plan of ``circuit``'s structure (cached)."""
-        cached = circuit._cache.get("gradient_plan")
+        cached = peek(circuit, "gradient_plan")
         if cached is not None and cached.key in self._plans:
             self._hits += 1
             return cached
@@ -247,8 +248,7 @@ class DiscriminationOracle:
         else:
             self._misses += 1
             self._plans[key] = GradientPlan.from_circuit(circuit)
-        circuit._cache["gradient_plan"] = self._plans[key]
-        return self._plans[key]
+        return remember(circuit, "gradient_plan", self._plans[key])
 
     def cache_info(self) -> dict:
         """``{"plans": compiled structures held, "hits": ..., "misses": ...}``."""

@@ -196,3 +196,42 @@ def test_pairwise_tier_finds_duplicated_elements(seed):
     vals = node_log_values(bad, ev)
     assert vals[bad.edge_a[x]] > -np.inf
     assert bad.edge_b[x] < 0 or vals[bad.edge_b[x]] > -np.inf
+
+
+# ------------------------------------------------------------------ the derived-value cache
+def test_derived_values_are_registered_and_kept_per_circuit():
+    from pcfair.circuit.derived import derived, peek
+
+    b = CircuitBuilder({"a": [0, 1], "b": [0, 1]})
+    pc = b.build(b.product(b.categorical("a", [0.2, 0.8]), b.categorical("b", [0.5, 0.5])))
+    with pytest.raises(KeyError, match="not a registered"):
+        derived(pc, "made_up_name", lambda: 1)
+    assert peek(pc, "normalized") is None
+    first = derived(pc, "normalized", lambda: object())
+    assert derived(pc, "normalized", lambda: object()) is first
+
+
+def test_with_parameters_keeps_structure_and_drops_parameter_values():
+    from pcfair.circuit.derived import peek
+
+    b = CircuitBuilder({"a": [0, 1], "b": [0, 1]})
+    pc = b.build(b.product(b.categorical("a", [0.2, 0.8]), b.categorical("b", [0.5, 0.5])))
+    scopes = pc.scopes()
+    pc.log_marginal({"a": 1})                 # fills kernel_args (depends on the parameters)
+    assert peek(pc, "kernel_args") is not None
+    other = pc.with_parameters(pc.edge_logw, np.log(np.array([0.6, 0.4, 0.5, 0.5])))
+    assert peek(other, "scopes") is scopes
+    assert peek(other, "kernel_args") is None
+    assert float(other.probability({"a": 1})) == pytest.approx(0.4)
+
+
+def test_leaf_with_no_parameters_has_minus_infinite_lognorm():
+    from pcfair.circuit.circuit import CATEGORICAL
+
+    b = CircuitBuilder({"a": [0, 1]})
+    pc = b.build(b.categorical("a", [0.3, 0.7]))
+    empty = pc.__class__(pc.variables, pc.kind, pc.var, pc.value, pc.param_ptr,
+                         np.zeros_like(pc.param_len), pc.params, pc.edge_ptr, pc.edge_a,
+                         pc.edge_b, pc.edge_logw)
+    assert empty.kind[0] == CATEGORICAL
+    assert empty.leaf_lognorm[0] == -np.inf

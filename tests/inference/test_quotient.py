@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 import pcfair
 from pcfair.circuit import CircuitBuilder, Vtree
+from pcfair.circuit.derived import peek
 from pcfair.circuit.properties import rightmost_path_primes
 from pcfair.inference.quotient import PairPlan, conditional_bounds, max_quotient
 from conftest import SHARED_CIRCUITS, requires_shared
@@ -378,7 +379,7 @@ def test_nltcs_bounds_are_cheap_after_the_first():
     new evidence changes."""
     c = _load("nltcs.psdd", "nltcs.vtree")
     r = conditional_bounds(c, "1")
-    plan = c._cache[("self_plan", 0)]
+    plan = peek(c, ("self_plan", 0))
     assert plan.num_entries < 50_000
     assert 0.0 < r.min < r.max < 1.0
     again = conditional_bounds(c, "1")
