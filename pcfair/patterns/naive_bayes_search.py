@@ -58,6 +58,7 @@ import time
 import numpy as np
 
 from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
@@ -90,10 +91,8 @@ class NaiveBayesTables(NaiveBayesBound):
     def from_circuit(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesTables | None":
         """The tables of ``circuit`` for decision ``d = fav``, or None where
         :meth:`NaiveBayesBound.from_circuit` does not recognise it (cached on the circuit)."""
-        key = ("naive_bayes_tables", d, fav)
-        if key not in circuit._cache:
-            circuit._cache[key] = cls._tables(circuit, d, fav)
-        return circuit._cache[key]
+        return derived(circuit, ("naive_bayes_tables", d, fav),
+                       lambda: cls._tables(circuit, d, fav))
 
     @classmethod
     def _tables(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesTables | None":

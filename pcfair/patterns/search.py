@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pcfair.circuit.circuit import SUM, Circuit
+from pcfair.circuit.derived import derived
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference.marginals import log_marginals, node_log_values
@@ -210,10 +211,8 @@ class NaiveBayesBound:
     def from_circuit(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
         """The bound of ``circuit`` for decision ``d = fav``, or None (cached on the circuit:
         a maximal-pattern search asks once per pattern)."""
-        key = ("naive_bayes_bound", d, fav)
-        if key not in circuit._cache:
-            circuit._cache[key] = cls._detect(circuit, d, fav)
-        return circuit._cache[key]
+        return derived(circuit, ("naive_bayes_bound", d, fav),
+                       lambda: cls._detect(circuit, d, fav))
 
     @classmethod
     def _detect(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
