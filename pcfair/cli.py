@@ -381,6 +381,9 @@ def _pattern_args(p: argparse.ArgumentParser,
                    help="wall-clock seconds (an unfinished run is incomplete, never fair)")
     p.add_argument("--min-support", type=fraction, default=0.0, metavar="P",
                    help="set aside patterns with P(x, y) below P (counted separately)")
+    p.add_argument("--data", default=None, metavar="FILE.csv",
+                   help="a table of the model's variables (e.g. its training data): each "
+                        "reported pattern shows how many of its rows match it")
 
 
 def _jobs_arg(p: argparse.ArgumentParser) -> None:
@@ -404,7 +407,8 @@ def _cmd_certify(args) -> int:
         return _dry_run(args)
     cert = certify(_load(args), args.decision, _sensitive(args), args.delta,
                    favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
-                   n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support)
+                   n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
+                   data=args.data)
     if args.format == "json":
         print(json.dumps(cert.to_dict(), default=str))
     else:
@@ -417,7 +421,8 @@ def _cmd_certify(args) -> int:
         print(f"engine {cert.engine}, complete {cert.complete}{best}")
         if cert.witness is not None:
             w = cert.witness
-            print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}")
+            rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
+            print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}{rows}")
         if args.min_support and cert.stats.get("set_aside") is not None:
             print(f"set aside: {cert.stats['set_aside']:,} pattern(s) with P(x,y) < "
                   f"{args.min_support}")
@@ -446,22 +451,27 @@ def _cmd_patterns(args) -> int:
 
     from pcfair.patterns import find_patterns, sample_patterns
 
+    pc = _load(args)
     if args.engine == "sample":
         if args.kind not in ("all", "topk", "pareto") or args.rank_by != "discrimination":
             raise ValueError("--engine sample mines --kind all, topk or pareto ranked by "
                              "discrimination")
-        ps = sample_patterns(_load(args), args.decision, _sensitive(args), args.delta,
+        ps = sample_patterns(pc, args.decision, _sensitive(args), args.delta,
                              kind=args.kind, k=args.k, favorable=args.favorable,
                              time_limit=args.time_limit,
                              runs=args.runs if args.time_limit is None else None,
                              random_state=args.seed, min_support=args.min_support)
+        if args.data is not None:
+            from pcfair.patterns.support import with_row_counts
+
+            ps = with_row_counts(ps, pc, args.data)
     else:
-        ps = find_patterns(_load(args), args.decision, _sensitive(args), args.delta,
+        ps = find_patterns(pc, args.decision, _sensitive(args), args.delta,
                            kind=args.kind, k=args.k, rank_by=args.rank_by,
                            favorable=args.favorable, engine=args.engine,
                            time_limit=args.time_limit, count_only=args.count,
                            n_jobs=args.jobs, executor=args.scheduler, out=args.out,
-                           min_support=args.min_support)
+                           min_support=args.min_support, data=args.data)
         if args.out is not None:
             print(f"{ps.count} pattern(s) written to {args.out} (engine {ps.engine}, "
                   f"complete {ps.complete})")
@@ -511,7 +521,8 @@ def _cmd_report(args) -> int:
                   time_limit=args.time_limit, sampled=args.sample_runs,
                   max_patterns_per_table=args.max_rows,
                   title=f"pcfair fairness report: {args.model}", random_state=args.seed,
-                  n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support)
+                  n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
+                  data=args.data)
     if args.out is None:
         print(text, end="")
     else:

@@ -29,7 +29,7 @@ from pcfair.errors import OptionError, SpecError, VariableError
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.marginals import normalized
 from pcfair.inference.quotient import decision_evidence
-from pcfair.patterns.dense import LatticeTooLarge, extension_summaries, pareto_mask, structure
+from pcfair.patterns.dense import LatticeTooLarge, pareto_mask
 from pcfair.patterns.lattice import (
     DEFAULT_MAX_BYTES,
     LatticePlan,
@@ -38,16 +38,19 @@ from pcfair.patterns.lattice import (
     final_front,
     make_plan,
     scan,
+    summary_bytes,
+    summary_counts,
+    summary_patterns,
 )
 from pcfair.patterns.scores import (
     THRESHOLD_ATOL,
     ScoredPattern,
-    discriminates,
     pattern_divergences,
     pattern_marginals,
 )
 from pcfair.patterns.parallel import parallel_search
 from pcfair.patterns.search import SearchOptions, pattern_key, search
+from pcfair.patterns.support import read_table, with_row_counts
 
 KINDS = ("all", "topk", "maximal", "minimal", "pareto")
 RANKS = ("discrimination", "divergence")
@@ -55,13 +58,17 @@ RANKS = ("discrimination", "divergence")
 
 @dataclass(frozen=True)
 class Pattern:
-    """One discrimination pattern with readable ``x`` and ``y`` (names → labels)."""
+    """One discrimination pattern with readable ``x`` and ``y`` (names → labels).
+
+    ``rows`` is the number of rows of a data set that match ``x ∪ y``, when the result was
+    asked with ``data=`` (see :mod:`pcfair.patterns.support`), else None."""
 
     x: dict
     y: dict
     score: float
     probability: float
     divergence: float
+    rows: int | None = None
 
     @property
     def abs_score(self) -> float:
@@ -78,9 +85,12 @@ class Pattern:
         return xs + (f" | {ys}" if ys else "")
 
     def to_dict(self) -> dict:
-        return {"x": _jsonable(self.x), "y": _jsonable(self.y), "score": self.score,
-                "abs_score": self.abs_score, "probability": self.probability,
-                "divergence": self.divergence}
+        out = {"x": _jsonable(self.x), "y": _jsonable(self.y), "score": self.score,
+               "abs_score": self.abs_score, "probability": self.probability,
+               "divergence": self.divergence}
+        if self.rows is not None:
+            out["rows"] = self.rows
+        return out
 
 
 def _jsonable(d: dict) -> dict:
@@ -110,14 +120,18 @@ class PatternSet:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pattern: readable ``x``/``y`` text, the dicts, Δ, |Δ|, P(x,y),
-        divergence and size."""
+        divergence and size (and ``rows``, the matching rows of the data, when asked with
+        ``data=``)."""
         rows = [{"x": ", ".join(f"{k}={v}" for k, v in p.x.items()),
                  "y": ", ".join(f"{k}={v}" for k, v in p.y.items()),
                  "x_dict": p.x, "y_dict": p.y, "score": p.score, "abs_score": p.abs_score,
-                 "probability": p.probability, "divergence": p.divergence, "size": p.size}
+                 "probability": p.probability, "divergence": p.divergence, "size": p.size,
+                 "rows": p.rows}
                 for p in self.patterns]
         cols = ["x", "y", "x_dict", "y_dict", "score", "abs_score", "probability",
                 "divergence", "size"]
+        if any(p.rows is not None for p in self.patterns):
+            cols.append("rows")
         return pd.DataFrame(rows, columns=cols)
 
     def to_dict(self, include_patterns: bool = True) -> dict:
@@ -370,7 +384,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                   progress: bool | None = None,
                   search_options: SearchOptions = SearchOptions(),
                   n_jobs: int = 1, executor=None, out=None,
-                  min_support: float = 0.0) -> PatternSet:
+                  min_support: float = 0.0, data=None) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -423,6 +437,10 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         the chunks finish (columns ``x``, ``y``, ``score``, ``probability``, ``divergence``;
         chunk order) instead of keeping them; the result holds the count only. For sets too
         large for memory.
+    data : DataFrame or CSV path, optional
+        A table of the model's variables (e.g. its training data): every returned pattern
+        then carries ``rows``, the number of rows matching ``x ∪ y``
+        (:func:`pcfair.patterns.support.count_rows`).
 
     Returns
     -------
@@ -447,6 +465,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         raise OptionError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     min_support = _check_support(min_support)
+    data = None if data is None else read_table(data)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
     if name == "search":
         items, complete, runs = _search_kind(pc, d, fav, sens, float(delta), kind,
@@ -456,9 +475,10 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         found = _search_patterns(pc, d, fav, items, float(delta))
         key = (lambda p: -p.abs_score) if rank_by == "discrimination" else (lambda p: -p.divergence)
         found.sort(key=key)
-        return PatternSet(kind=kind, delta=float(delta), engine=name, complete=complete,
-                          count=len(found), stats=_search_stats(runs),
-                          patterns=[] if count_only else found)
+        return with_row_counts(
+            PatternSet(kind=kind, delta=float(delta), engine=name, complete=complete,
+                       count=len(found), stats=_search_stats(runs),
+                       patterns=[] if count_only else found), pc, data)
     delta = float(delta)
     k = 10 if k is None else int(k)
     by_div = rank_by == "divergence"
@@ -468,7 +488,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         deltas=(delta,), min_support=min_support, listing=kind == "all" and not count_only,
         k_top=k if kind == "topk" and not by_div else 0,
         k_div=k if kind == "topk" and by_div else 0,
-        pareto=kind == "pareto", dense=kind in ("maximal", "minimal"))
+        pareto=kind == "pareto", summaries=kind in ("maximal", "minimal"))
     sink = handle = None
     if out is not None:
         query = LatticeQuery(deltas=(delta,), min_support=min_support, listing=True)
@@ -495,29 +515,26 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
             front = final_front(res.fronts[0])
             idx, scores = front[2], front[3]
         else:
-            valid = ~np.isnan(run.dense)
-            disc = valid & discriminates(np.abs(np.nan_to_num(run.dense)), delta)
-            idx = np.flatnonzero(extension_summaries(
-                valid, disc, run.plan.shape,
-                tuple(run.plan.cards[v] for v in run.plan.features))[kind])
-            scores = run.dense[idx]
+            idx, scores = summary_patterns(pc, run, kind, query, n_jobs=n_jobs,
+                                           executor=executor)
         count = len(idx)
         found = [] if count_only and kind != "topk" else \
             _lattice_patterns(pc, run.plan, d, fav, idx, scores, delta, divergences)
     found.sort(key=(lambda p: -p.divergence) if by_div else (lambda p: -p.abs_score))
-    return PatternSet(kind=kind, delta=delta, engine=name, complete=run.complete, count=count,
-                      patterns=[] if count_only else found, stats=_scan_stats(run))
+    return with_row_counts(
+        PatternSet(kind=kind, delta=delta, engine=name, complete=run.complete, count=count,
+                   patterns=[] if count_only else found, stats=_scan_stats(run)), pc, data)
 
 
 def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
             time_limit: float | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
             progress: bool | None = None,
             search_options: SearchOptions = SearchOptions(), n_jobs: int = 1,
-            executor=None, min_support: float = 0.0) -> Certificate:
+            executor=None, min_support: float = 0.0, data=None) -> Certificate:
     """Prove ``pc`` δ-fair (no discrimination pattern) or return a witness.
 
-    Parameters are those of :func:`find_patterns`; ``engine="search"`` stops at the first
-    witness (``n_jobs`` processes: every worker stops once one has one; scripts need the
+    Parameters are those of :func:`find_patterns` (with ``data``, the witness carries its row
+    count); ``engine="search"`` stops at the first witness (``n_jobs`` processes: every worker stops once one has one; scripts need the
     ``if __name__ == "__main__":`` guard, see ``n_jobs`` there).
 
     Returns
@@ -536,6 +553,7 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     """
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     min_support = _check_support(min_support)
+    data = None if data is None else read_table(data)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
     if name == "search":
         res = parallel_search(pc, d, fav, sens, float(delta), n_jobs=n_jobs, mode="first",
@@ -544,10 +562,11 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
         witness = (_search_patterns(pc, d, fav, res.patterns[:1], float(delta))[0]
                    if res.patterns else None)
         fair = False if witness is not None else (True if res.complete else None)
-        return Certificate(fair=fair, complete=res.complete or witness is not None,
-                           delta=float(delta), engine=name, witness=witness,
-                           max_abs_score=res.best if res.best > 0 else None,
-                           stats=_search_stats(res), max_abs_exact=False)
+        return with_row_counts(
+            Certificate(fair=fair, complete=res.complete or witness is not None,
+                        delta=float(delta), engine=name, witness=witness,
+                        max_abs_score=res.best if res.best > 0 else None,
+                        stats=_search_stats(res), max_abs_exact=False), pc, data)
     run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), k_top=1,
                                               min_support=min_support),
                max_bytes=max_bytes, n_jobs=n_jobs, executor=executor, time_limit=time_limit,
@@ -557,10 +576,11 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     witness = (_lattice_patterns(pc, run.plan, d, fav, res.top[1][:1], res.top[2][:1],
                                  float(delta))[0] if found else None)
     fair = False if found else (True if run.complete else None)
-    return Certificate(fair=fair, complete=run.complete or found, delta=float(delta),
-                       engine=name, witness=witness,
-                       max_abs_score=res.best if run.complete else None,
-                       stats=_scan_stats(run), max_abs_exact=run.complete)
+    return with_row_counts(
+        Certificate(fair=fair, complete=run.complete or found, delta=float(delta),
+                    engine=name, witness=witness,
+                    max_abs_score=res.best if run.complete else None,
+                    stats=_scan_stats(run), max_abs_exact=run.complete), pc, data)
 
 
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
@@ -572,9 +592,9 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
 
     One row per δ: numbers of discrimination patterns, maximal, minimal and Pareto-optimal
     patterns, and the k-th best ``|Δ|`` and divergence for each ``k`` in ``ks``, and whether
-    the pass completed (``time_limit``). Maximal and minimal counts need every point's score
-    in memory (8 bytes a point): they are None when that exceeds ``max_bytes``, when the pass
-    runs on several processes (``n_jobs``, ``executor``), or with ``summaries=False``.
+    the pass completed (``time_limit``). Maximal and minimal counts need a bitmap of the
+    lattice in memory (1 byte a point for up to 3 thresholds, :func:`pcfair.patterns.lattice.
+    summary_bytes`): they are None when that exceeds ``max_bytes`` or with ``summaries=False``.
 
     Examples
     --------
@@ -589,26 +609,19 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     deltas = tuple(float(x) for x in deltas)
     kmax = max(ks)
     plan = make_plan(pc, d, fav, sens, max_bytes)
-    dense = summaries and 8 * plan.num_points <= max_bytes and n_jobs == 1 and executor is None
-    query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, dense=dense,
+    need = summary_bytes(plan, len(deltas))
+    want = summaries and need is not None and need <= max_bytes
+    query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, summaries=want,
                          min_support=_check_support(min_support))
     run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs, executor=executor,
                time_limit=time_limit, progress=progress)
     res = run.result
-    if dense:
-        valid = ~np.isnan(run.dense)
-        magnitude = np.abs(np.nan_to_num(run.dense))
-        structure_arrays = structure(run.plan.shape, tuple(run.plan.cards[v]
-                                                           for v in run.plan.features))
+    counts = summary_counts(run) if want else None
     rows = []
     for i, delta in enumerate(deltas):
         row = {"delta": delta, "patterns": int(res.counts[i]), "set_aside": int(res.rare[i])}
-        if dense:
-            disc = valid & discriminates(magnitude, delta)
-            masks = extension_summaries(valid, disc, run.plan.shape,
-                                        tuple(run.plan.cards[v] for v in run.plan.features),
-                                        structure_arrays)
-            row["maximal"], row["minimal"] = (int(masks[k].sum()) for k in ("maximal", "minimal"))
+        if want:
+            row["maximal"], row["minimal"] = (int(counts[k][i]) for k in ("maximal", "minimal"))
         else:
             row["maximal"] = row["minimal"] = None
         row["pareto"] = len(final_front(res.fronts[i])[0])

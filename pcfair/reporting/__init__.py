@@ -66,8 +66,8 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
            out: str | os.PathLike | None = None, engine: str = "auto",
            time_limit: float | None = None, sampled=None, max_patterns_per_table: int = 25,
            max_front_points: int = 20_000, title: str | None = None,
-           random_state=0, n_jobs: int = 1, executor=None, min_support: float = 0.0
-           ) -> "str | ReportFile":
+           random_state=0, n_jobs: int = 1, executor=None, min_support: float = 0.0,
+           data=None) -> "str | ReportFile":
     """Certify a circuit and write a report a person can read (see the module docstring).
 
     Parameters
@@ -114,6 +114,9 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
     min_support : float, default 0
         Set aside patterns with ``P(x, y)`` below it in every count and table (see
         :func:`pcfair.find_patterns`).
+    data : DataFrame or CSV path, optional
+        A table of the model's variables (e.g. its training data): the witness and every
+        pattern table show how many of its rows match each pattern.
     n_jobs, executor
         Where the engines run their chunks: local processes, or an executor / Dask client /
         scheduler address (see :func:`pcfair.find_patterns`).
@@ -170,7 +173,7 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
                      max_patterns_per_table=max_patterns_per_table,
                      max_front_points=max_front_points, title=title, n_jobs=n_jobs,
                      executor=executor, min_support=min_support,
-                     random_state=random_state)
+                     random_state=random_state, data=data)
     figures, missing = render_figures(content)
     doc = build_document(content, figures, missing, __version__)
     if format == "html":

@@ -287,7 +287,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
            engine: str = "auto", time_limit: float | None = None, sampled=None,
            max_patterns_per_table: int = 25, max_front_points: int = 20_000,
            title: str | None = None, random_state=0, n_jobs: int = 1,
-           executor=None, min_support: float = 0.0) -> ReportContent:
+           executor=None, min_support: float = 0.0, data=None) -> ReportContent:
     """Compute everything a report shows (the arguments are those of :func:`pcfair.report`).
 
     Returns
@@ -313,8 +313,12 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
     sensitive = _as_list(sensitive)
     rng = np.random.default_rng(random_state)
     run_on = {"n_jobs": n_jobs, "executor": executor, "min_support": min_support}
+    if data is not None:
+        from pcfair.patterns.support import read_table
+
+        data = read_table(data)
     cert = certify(pc, decision, sensitive, delta, favorable=favorable, engine=engine,
-                   time_limit=time_limit, **run_on)
+                   time_limit=time_limit, data=data, **run_on)
     try:
         metrics, metrics_error = fairness_metrics(pc, decision, sensitive, favorable,
                                                   random_state=random_state), None
@@ -325,7 +329,8 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
     def query(key):
         kind, rank = _QUERIES[key]
         return lambda: find_patterns(pc, decision, sensitive, delta, kind=kind,
-                                     k=k if kind == "topk" else None, rank_by=rank, **kw)
+                                     k=k if kind == "topk" else None, rank_by=rank, data=data,
+                                     **kw)
 
     tables = {key: _table(key, query(key), max_patterns_per_table) for key in TABLES}
     dense = cert.engine == "dense"

@@ -200,6 +200,8 @@ def _certificate(c: ReportContent) -> Section:
         w = cert.witness
         rows += [("witness", w.text()), ("witness Δ", _fmt_num(w.score, "+.4f")),
                  ("witness P(x, y)", _fmt_num(w.probability, ".4g"))]
+        if w.rows is not None:
+            rows.append(("witness rows in the data", f"{w.rows:,}"))
     if c.time_limit is not None:
         rows.append(("time limit per search", f"{c.time_limit:g} s"))
     return Section("certificate", "Certification", [
@@ -240,7 +242,9 @@ def _pattern_section(c: ReportContent, key: str) -> Section:
     def cell(p, v) -> str:
         return f"{p.x[v]} (x)" if v in p.x else str(p.y[v]) if v in p.y else ""
 
+    counted = any(p.rows is not None for p in t.shown)
     rows = tuple((str(i), p.text(), _fmt_num(p.score, "+.4f"), _fmt_num(p.probability, ".4g"),
+                  *((f"{p.rows:,}",) if counted else ()),
                   _fmt_num(p.divergence, ".4g"), *(cell(p, v) for v in variables))
                  for i, p in enumerate(t.shown, 1))
     order = "largest divergence first" if key == "top_divergence" else "largest |Δ| first"
@@ -250,7 +254,8 @@ def _pattern_section(c: ReportContent, key: str) -> Section:
         caption = f"{t.count:,} {t.noun}"
     if not t.complete:
         caption += f" (the {t.engine} engine stopped at its time limit: more may exist)"
-    blocks.append(Table(f"{key}-table", ("#", "pattern (x | y)", "Δ", "P(x, y)", "divergence",
+    blocks.append(Table(f"{key}-table", ("#", "pattern (x | y)", "Δ", "P(x, y)",
+                                         *(("rows",) if counted else ()), "divergence",
                                          *variables),
                         rows, caption=caption, code_columns=frozenset({1})))
     return Section(key, t.title, blocks)

@@ -1,0 +1,112 @@
+"""How many rows of a data set each pattern describes.
+
+A pattern's probability ``P(x, y)`` says how much of the *model's* population it covers; where
+the model was learned from (or is audited on) a table, the number of rows matching ``x ∪ y`` says
+how many actual people stand behind it, which is what a reviewer asks first of a headline
+pattern. :func:`count_rows` counts them; :func:`with_row_counts` fills :attr:`Pattern.rows` of a
+result (:class:`~pcfair.patterns.api.Certificate` or :class:`~pcfair.patterns.api.PatternSet`).
+
+Values are read the way evidence is (:meth:`pcfair.circuit.variables.Variables.value_index`):
+by label, with 0/1 codes accepted for labelled binary features (``Sex_=1`` in a binarized table
+matches the label ``"1 (Female)"``). A missing cell never matches an assigned variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pandas as pd
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.errors import DataError
+
+
+def read_table(data: "pd.DataFrame | str | os.PathLike") -> pd.DataFrame:
+    """A DataFrame as given, or a CSV file read with only empty cells missing (so that a
+    category spelled ``None`` or ``NA`` stays a category)."""
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        try:
+            return pd.read_csv(data, keep_default_na=False, na_values=[""])
+        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
+            raise DataError(f"cannot read the data file {os.fspath(data)!r}: {err}") from err
+    raise TypeError(f"data must be a pandas DataFrame or a CSV path, not {type(data).__name__}")
+
+
+def count_rows(circuit: Circuit, patterns, data: "pd.DataFrame | str | os.PathLike"
+               ) -> np.ndarray:
+    """Number of rows of ``data`` that match each pattern's ``x`` and ``y``.
+
+    Parameters
+    ----------
+    circuit : Circuit
+        The model the patterns come from (its variables read the values).
+    patterns : iterable of Pattern
+        Patterns with readable ``x`` and ``y`` (``{name: label}``).
+    data : DataFrame or path to a CSV file
+        One row per person; needs a column for every variable the patterns assign (other
+        columns are ignored).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        One count per pattern.
+
+    Raises
+    ------
+    DataError
+        When ``data`` lacks a column that a pattern assigns.
+    VariableError
+        When a cell holds a value the variable does not have.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> from pcfair.patterns.api import Pattern
+    >>> b = CircuitBuilder({"sex": ["F", "M"], "age": ["young", "old"]})
+    >>> pc = b.build(b.product(b.categorical("sex", [0.5, 0.5]),
+    ...                        b.categorical("age", [0.5, 0.5])))
+    >>> df = pd.DataFrame({"sex": ["F", "F", "M"], "age": ["young", "old", "young"]})
+    >>> p = Pattern(x={"sex": "F"}, y={"age": "young"}, score=0.2, probability=0.25,
+    ...             divergence=0.0)
+    >>> count_rows(pc, [p], df).tolist()
+    [1]
+    """
+    patterns = list(patterns)
+    frame = read_table(data)
+    names = set(circuit.names)
+    needed = sorted({k for p in patterns for k in (*p.x, *p.y)}, key=circuit.variables.index)
+    missing = [v for v in needed if v not in frame.columns]
+    if missing:
+        raise DataError(f"the data have no column for {missing}; the patterns assign them "
+                        f"(columns: {list(frame.columns)[:12]})")
+    cols = [c for c in frame.columns if c in names and c in needed]
+    codes = circuit.variables.evidence_matrix(frame[cols]) if cols else \
+        np.empty((len(frame), circuit.num_variables), np.int32)
+    out = np.zeros(len(patterns), np.int64)
+    for i, p in enumerate(patterns):
+        match = np.ones(len(frame), bool)
+        for name, value in (*p.x.items(), *p.y.items()):
+            v = circuit.variables.index(name)
+            match &= codes[:, v] == circuit.variables.value_index(v, value)
+        out[i] = int(match.sum())
+    return out
+
+
+def with_row_counts(result, circuit: Circuit, data):
+    """A copy of ``result`` (a :class:`Certificate` or :class:`PatternSet`) whose patterns carry
+    their row counts in ``data`` (see :func:`count_rows`); ``data=None`` returns it as is."""
+    if data is None:
+        return result
+    if hasattr(result, "witness"):
+        if result.witness is None:
+            return result
+        rows = int(count_rows(circuit, [result.witness], data)[0])
+        return dataclasses.replace(result, witness=dataclasses.replace(result.witness, rows=rows))
+    counts = count_rows(circuit, result.patterns, data)
+    return dataclasses.replace(result, patterns=[dataclasses.replace(p, rows=int(n))
+                                                 for p, n in zip(result.patterns, counts)])
