@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -62,10 +62,10 @@ def test_the_certifier_notebooks_are_listed():
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=requires_shared) if name in NEEDS_DATA else name
+    pytest.param(name, marks=requires_data()) if name in NEEDS_DATA else name
     for name in BUILD.NOTEBOOKS])
 def test_notebook_executes(name, monkeypatch):
-    if SHARED.is_dir():
+    if SHARED_DATA.is_dir():
         monkeypatch.setenv("PCFAIR_DATA", str(SHARED_DATA))
     nb = BUILD.execute(BUILD.assemble(name), timeout=TIMEOUTS.get(name, 120))
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])

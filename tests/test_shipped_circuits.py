@@ -9,7 +9,7 @@ import pytest
 
 import pcfair
 from pcfair.learn.clt import train_valid_split
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 CIRCUITS = Path(__file__).resolve().parents[1] / "circuits"
 TABLE = re.compile(r"^\| `(\w+)_(clt|strudel)\.psdd` / `\.json` \| \w+ \| (\d+) \| (-[\d.]+) \| (-[\d.]+) \|$")
@@ -34,7 +34,7 @@ def test_readme_lists_every_shipped_model():
         assert rep.normalized
 
 
-@requires_shared
+@requires_data()
 @pytest.mark.parametrize("name", list(SOURCES))
 def test_readme_test_likelihoods_are_reproduced(name):
     """The .json (names and value labels of load_binarized(name, labels=True)) and the .psdd

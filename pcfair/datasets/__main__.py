@@ -4,6 +4,7 @@ Examples::
 
     python -m pcfair.datasets compas --labels --out compas_labelled.csv
     python -m pcfair.datasets adult > adult.csv
+    python -m pcfair.datasets --download-all      # fill the cache with every known file
 
 The table is read from the cache (``--data-home``, else ``PCFAIR_DATA``, else
 ``~/.pcfair_data``), downloaded first when missing. ``--labels`` writes the value labels of
@@ -19,6 +20,8 @@ import argparse
 import sys
 
 from pcfair.datasets._binarized import BINARIZED_NAMES, load_binarized
+from pcfair.datasets._cache import fetch_file, get_data_home
+from pcfair.datasets._registry import REGISTRY
 from pcfair.errors import PCFairError
 
 
@@ -27,7 +30,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m pcfair.datasets",
         description="Write a binarized table of the discrimination-pattern papers as CSV.")
-    parser.add_argument("name", choices=BINARIZED_NAMES)
+    parser.add_argument("name", nargs="?", choices=BINARIZED_NAMES)
+    parser.add_argument("--download-all", action="store_true",
+                        help="download every known data file (binarized tables and raw public "
+                             "files) into the cache, checking each digest, and write nothing "
+                             "else")
     parser.add_argument("--labels", action="store_true",
                         help="value labels such as '1 (Female)' instead of the 0/1 codes of "
                              "the features")
@@ -36,6 +43,11 @@ def main(argv=None) -> int:
     parser.add_argument("--no-download", action="store_true",
                         help="fail instead of downloading a missing file")
     args = parser.parse_args(argv)
+    if args.download_all:
+        return _download_all(args.data_home)
+    if args.name is None:
+        parser.error("name a table (one of " + ", ".join(BINARIZED_NAMES) + ") or give "
+                     "--download-all")
     try:
         ds = load_binarized(args.name, data_home=args.data_home,
                             download_if_missing=not args.no_download, labels=args.labels)
@@ -50,6 +62,22 @@ def main(argv=None) -> int:
         print(f"wrote {args.name} ({len(ds.frame):,} rows, decision {ds.target}) to {args.out}",
               file=sys.stderr)
     return 0
+
+
+def _download_all(data_home) -> int:
+    """Fetch every registered file into the cache; exit 2 if any could not be had."""
+    failed = 0
+    for path in REGISTRY:
+        try:
+            fetch_file(path, data_home=data_home)
+            print(f"ok  {path}", file=sys.stderr)
+        except (PCFairError, OSError) as exc:
+            failed += 1
+            print(f"python -m pcfair.datasets: error: {' '.join(str(exc).split())}",
+                  file=sys.stderr)
+    print(f"{len(REGISTRY) - failed} of {len(REGISTRY)} file(s) in {get_data_home(data_home)}",
+          file=sys.stderr)
+    return 2 if failed else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 from pcfair.datasets import (
     BINARIZED_NAMES,
@@ -64,7 +64,7 @@ def test_read_net_file_reports_path_and_line(tmp_path, text, line, match):
     assert str(info.value).startswith(f"{net}:{line}: ")
 
 
-@requires_shared
+@requires_data()
 @pytest.mark.parametrize(
     ("name", "target", "n_features", "sensitive"),
     [
@@ -83,7 +83,7 @@ def test_shared_net_files(name, target, n_features, sensitive):
 # --- the tables ---------------------------------------------------------------------------------
 
 
-@requires_shared
+@requires_data()
 @pytest.mark.parametrize(
     ("name", "shape", "target", "sensitive"),
     [
@@ -108,7 +108,7 @@ def test_binarized_shapes_targets_and_sensitive(name, shape, target, sensitive):
     assert ds.source.startswith("https://raw.githubusercontent.com/UCLA-StarAI/")
 
 
-@requires_shared
+@requires_data()
 def test_compas_keeps_the_csv_headers_matched_to_net_names_without_one_underscore():
     """The names of the upstream CSV and of the shipped circuits; the .net.txt names (no
     trailing underscore) are matched after stripping one."""
@@ -129,7 +129,7 @@ def test_compas_keeps_the_csv_headers_matched_to_net_names_without_one_underscor
     assert [s + ("" if s == "Age" else "_") for s in net.sensitive] == ds.sensitive
 
 
-@requires_shared
+@requires_data()
 def test_shipped_circuits_use_the_names_of_load_binarized():
     import pcfair
 
@@ -144,7 +144,7 @@ def test_shipped_circuits_use_the_names_of_load_binarized():
             assert [tuple(d) for d in pc.variables.domains] == [tuple(x) for x in labels]
 
 
-@requires_shared
+@requires_data()
 def test_known_values_and_rates():
     compas = load_binarized("compas").frame
     assert compas.iloc[0].tolist() == [0, 1, 0, 1, 0, 1, 1, 0]  # first CSV row
@@ -154,7 +154,7 @@ def test_known_values_and_rates():
     assert acs.iloc[0].tolist() == [1, 0, 0, 1, 0, 1, 1, 0, 0]
 
 
-@requires_shared
+@requires_data()
 def test_return_X_y():
     X, y = load_binarized("adult", return_X_y=True)
     assert X.shape == (32561, 13) and y.name == "target"
@@ -180,7 +180,7 @@ def _private_copy(monkeypatch, tmp_path, edits: dict[str, str]):
         )
 
 
-@requires_shared
+@requires_data()
 def test_net_name_without_column_is_a_clear_error(monkeypatch, tmp_path):
     net = (SHARED_DATA / "compas_binary.net.txt").read_text().replace("Sex 1", "Gender 1")
     _private_copy(monkeypatch, tmp_path, {"compas_binary.net.txt": net})
@@ -192,7 +192,7 @@ def test_net_name_without_column_is_a_clear_error(monkeypatch, tmp_path):
     assert "after stripping one trailing underscore" in message and "'Sex'" in message
 
 
-@requires_shared
+@requires_data()
 def test_unlisted_column_is_a_clear_error(monkeypatch, tmp_path):
     net = (SHARED_DATA / "compas_binary.net.txt").read_text().replace("Sex 1\n", "")
     _private_copy(monkeypatch, tmp_path, {"compas_binary.net.txt": net})
@@ -202,7 +202,7 @@ def test_unlisted_column_is_a_clear_error(monkeypatch, tmp_path):
         load_binarized("compas", data_home=tmp_path)
 
 
-@requires_shared
+@requires_data()
 def test_non_binary_value_is_a_clear_error(monkeypatch, tmp_path):
     lines = (SHARED_DATA / "compas_binerized.csv").read_text().splitlines()
     lines[1] = "0,1,0,2,0,1,1,0"
@@ -231,7 +231,7 @@ def test_value_labels_cover_every_recipe_column_and_are_unambiguous():
         pre.value_labels({"x": ("a, b", "c")})
 
 
-@requires_shared
+@requires_data()
 @pytest.mark.parametrize("name", ["compas", "adult", "german"])
 def test_labels_true_keeps_the_codes_and_the_decision(name):
     codes = load_binarized(name)
@@ -244,13 +244,13 @@ def test_labels_true_keeps_the_codes_and_the_decision(name):
         np.testing.assert_array_equal(series.cat.codes.to_numpy(), codes.frame[column].to_numpy())
 
 
-@requires_shared
+@requires_data()
 def test_acs_income_has_no_labels():
     ds = load_binarized("acs_income", labels=True)
     assert ds.value_labels == {} and (ds.frame.dtypes == np.int8).all()
 
 
-@requires_shared
+@requires_data()
 def test_adult_labels_say_what_the_raw_values_were():
     from pcfair.datasets import fetch_adult
 
@@ -266,7 +266,7 @@ def test_adult_labels_say_what_the_raw_values_were():
     assert set(race[(raw["race"] != "White").to_numpy()]) == {"0 (not White)"}
 
 
-@requires_shared
+@requires_data()
 def test_module_command_writes_the_labelled_table(tmp_path, capsys):
     from pcfair.datasets.__main__ import main
 

@@ -8,7 +8,7 @@ import urllib.error
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 from pcfair.datasets import (
     ChecksumError,
@@ -96,7 +96,7 @@ def test_registry_lists_every_upstream_file_with_url():
         assert entry.url.endswith(entry.name)
 
 
-@requires_shared
+@requires_data()
 @pytest.mark.parametrize("path", sorted(REGISTRY))
 def test_registry_digest_matches_shared_file(path):
     assert file_sha256(SHARED_DATA / path) == REGISTRY[path].sha256
@@ -111,14 +111,14 @@ def test_file_sha256_known_digest(tmp_path):
 # --- reading from the cache --------------------------------------------------------------------
 
 
-@requires_shared
+@requires_data()
 def test_environment_variable_selects_cache(monkeypatch):
     monkeypatch.setenv("PCFAIR_DATA", str(SHARED_DATA))
     assert fetch_file("raw/adult.data") == SHARED_DATA / "raw" / "adult.data"
     assert fetch_file("adult.data") == SHARED_DATA / "raw" / "adult.data"  # unique file name
 
 
-@requires_shared
+@requires_data()
 def test_data_home_override_beats_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("PCFAIR_DATA", str(tmp_path / "empty"))
     path = fetch_file("german_binerized.csv", data_home=SHARED_DATA)
@@ -254,9 +254,31 @@ def test_download_interrupted_midway_leaves_nothing(monkeypatch, tmp_path):
     assert _leftovers(tmp_path) == []
 
 
-@requires_shared
+@requires_data()
 def test_end_to_end_download_of_shared_file_into_fresh_cache(monkeypatch, tmp_path):
     _register(monkeypatch, "raw/german.data", url=(SHARED_DATA / "raw" / "german.data").as_uri())
     ds = fetch_german(data_home=tmp_path)
     assert ds.n_samples == 1000
     assert file_sha256(tmp_path / "raw" / "german.data") == REGISTRY["raw/german.data"].sha256
+
+
+def test_download_all_fills_the_cache_from_the_registry(monkeypatch, tmp_path, capsys):
+    """``python -m pcfair.datasets --download-all`` fetches every registered file (here from
+    local copies standing in for the public URLs) and says how many it has."""
+    from pcfair.datasets.__main__ import main
+
+    calls = []
+
+    def fake_fetch(path, data_home=None):
+        calls.append(path)
+        if path == "raw/german.data":
+            raise DatasetNotFoundError("offline")
+        return tmp_path / path
+
+    monkeypatch.setattr("pcfair.datasets.__main__.fetch_file", fake_fetch)
+    assert main(["--download-all", "--data-home", str(tmp_path)]) == 2
+    assert calls == sorted(calls, key=list(REGISTRY).index) and set(calls) == set(REGISTRY)
+    err = capsys.readouterr().err
+    assert f"{len(REGISTRY) - 1} of {len(REGISTRY)} file(s)" in err and "offline" in err
+    with pytest.raises(SystemExit):
+        main([])

@@ -7,7 +7,7 @@ import importlib
 import urllib.error
 
 import pytest
-from conftest import requires_shared
+from conftest import requires_data
 
 import pcfair.datasets
 from pcfair.datasets import _cache
@@ -33,7 +33,7 @@ def no_network(monkeypatch):
     monkeypatch.setattr(_cache, "_open_url", refuse)
 
 
-@requires_shared
+@requires_data()
 @pytest.mark.parametrize("module_name", MODULES)
 def test_examples_run(module_name):
     module = importlib.import_module(module_name)

@@ -8,7 +8,7 @@ import urllib.error
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 from pcfair.datasets import (
     _cache,
@@ -42,7 +42,7 @@ def compas_raw():
 # --- COMPAS -----------------------------------------------------------------------------------
 
 
-@requires_shared
+@requires_data()
 def test_compas_raw_shape_dtypes_and_first_row(compas_raw):
     frame = compas_raw
     assert frame.shape == (7214, 51)
@@ -61,7 +61,7 @@ def test_compas_raw_shape_dtypes_and_first_row(compas_raw):
     assert int(frame["days_b_screening_arrest"].isna().sum()) == 307
 
 
-@requires_shared
+@requires_data()
 def test_compas_dataset_metadata():
     ds = fetch_compas()
     assert ds.target == "two_year_recid" and ds.favorable == 0
@@ -71,7 +71,7 @@ def test_compas_dataset_metadata():
     assert X.shape == (7214, 50) and y.name == "two_year_recid"
 
 
-@requires_shared
+@requires_data()
 def test_propublica_filter_keeps_6172_rows(compas_raw):
     filtered = filter_propublica(compas_raw)
     assert len(filtered) == 6172
@@ -81,7 +81,7 @@ def test_propublica_filter_keeps_6172_rows(compas_raw):
     assert fetch_compas(preprocess="propublica").n_samples == 6172
 
 
-@requires_shared
+@requires_data()
 def test_cbs_table_matches_paper_counts():
     ds = fetch_compas(preprocess="cbs")
     frame = ds.frame
@@ -108,7 +108,7 @@ def test_cbs_table_matches_paper_counts():
     assert ((frame["predicted_prob"] > 0) & (frame["predicted_prob"] < 1)).all()
 
 
-@requires_shared
+@requires_data()
 def test_prepare_compas_cbs_requires_columns(compas_raw):
     with pytest.raises(DataError, match=r"filter_propublica needs column\(s\) \['score_text'\]"):
         prepare_compas_cbs(compas_raw.drop(columns=["score_text"]))
@@ -122,7 +122,7 @@ def test_fetch_compas_rejects_unknown_preprocess():
 # --- Adult ------------------------------------------------------------------------------------
 
 
-@requires_shared
+@requires_data()
 def test_adult_train_test_all_row_counts():
     train = fetch_adult()
     test = fetch_adult(subset="test")
@@ -140,7 +140,7 @@ def test_adult_train_test_all_row_counts():
     assert int((test.frame["income"] == ">50K").sum()) == 3846
 
 
-@requires_shared
+@requires_data()
 def test_adult_known_values_and_missing():
     frame = fetch_adult().frame
     assert frame.iloc[0].tolist() == [
@@ -167,7 +167,7 @@ def test_adult_known_values_and_missing():
     assert fetch_adult(subset="test", dropna=True).n_samples == 15060
 
 
-@requires_shared
+@requires_data()
 def test_adult_categories_are_those_of_adult_names():
     text = (SHARED_DATA / "raw" / "adult.names").read_text()
     for column, categories in ADULT_CATEGORIES.items():
@@ -178,7 +178,7 @@ def test_adult_categories_are_those_of_adult_names():
         assert [v.strip() for v in match.group(1).split(",")] == categories
 
 
-@requires_shared
+@requires_data()
 def test_binarize_adult_reproduces_upstream_table_exactly():
     ours = binarize_adult(fetch_adult().frame)
     upstream = pd.read_csv(SHARED_DATA / "adult_binerized.csv")
@@ -239,7 +239,7 @@ def test_read_adult_rejects_short_rows_and_bad_numbers(tmp_path):
 # --- German -----------------------------------------------------------------------------------
 
 
-@requires_shared
+@requires_data()
 def test_german_shape_and_known_values():
     ds = fetch_german()
     frame = ds.frame
@@ -262,7 +262,7 @@ def test_german_shape_and_known_values():
         assert list(frame[column].cat.categories) == list(codes.values())
 
 
-@requires_shared
+@requires_data()
 def test_binarize_german_reproduces_upstream_table_exactly():
     ours = binarize_german(fetch_german().frame)
     upstream = pd.read_csv(SHARED_DATA / "german_binerized.csv")

@@ -12,7 +12,7 @@ from pcfair.inference import conditional_bounds
 from pcfair.learn import learn_pc, mutual_information
 from pcfair.learn.clt import conditional_table, learn_tree
 from pcfair.learn.data import encode_frame
-from conftest import requires_shared
+from conftest import requires_data
 
 
 def random_frame(seed, n=300, cards=(2, 3, 2, 3, 2)):
@@ -105,7 +105,7 @@ def test_bad_input():
         learn_pc(df, "d", structure="magic")
 
 
-@requires_shared
+@requires_data()
 def test_compas_end_to_end_bounds_match_brute_force():
     """circuit-layer.md §9.9: CLT PSDD rooted at D on COMPAS; Lemma 2 bounds vs brute force."""
     ds = pcfair.datasets.load_binarized("compas")

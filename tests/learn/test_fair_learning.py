@@ -11,7 +11,7 @@ from sklearn.base import clone
 import pcfair
 import pcfair.learn.fair as fair_module
 from _pcgen import random_mixture
-from conftest import requires_shared
+from conftest import requires_data
 from pcfair.datasets import make_planted
 from pcfair.learn import PCClassifier
 from pcfair.learn.fair import (
@@ -141,7 +141,7 @@ def test_classifier_fair_option(planted):
         PCClassifier(fair={"sensitive": ["S1"]}).fit(X, y)
 
 
-@requires_shared
+@requires_data()
 def test_compas_is_certified_fair():
     from pcfair.datasets import load_binarized
 
@@ -154,7 +154,7 @@ def test_compas_is_certified_fair():
     assert _ll(independent, ds.frame) < res.history["log_likelihood"].iloc[-1] < mle_ll
 
 
-@requires_shared
+@requires_data()
 @pytest.mark.slow
 @pytest.mark.parametrize("delta", [0.05, 0.1])
 def test_adult_is_certified_fair(delta):
@@ -171,7 +171,7 @@ def test_adult_is_certified_fair(delta):
     assert mle_ll - fair_ll < 0.25 * (mle_ll - _ll(independent, ds.frame))
 
 
-@requires_shared
+@requires_data()
 @pytest.mark.slow
 @pytest.mark.parametrize("delta", [0.05, 0.1])
 def test_german_naive_bayes_is_certified_by_the_search_engine(delta):
