@@ -101,8 +101,10 @@ class Variables:
 
         A value is matched by label first (string forms of labels match too: ``"1"`` for the
         label ``1``); an integer that is no label is read as a code ``0..k−1``, and so is a
-        string of digits when the variable's values are not numbers (``"1"`` for
-        ``"1 (Female)"`` on the command line).
+        string of digits, when the variable's values are not numbers (``"1"`` for
+        ``"1 (Female)"`` on the command line). Where the values are numbers other than their
+        codes (``[1, 2]``) an integer is only ever a value: ``0`` is refused rather than read
+        as the code of ``1``.
         """
         i = self.index(var)
         table = self._value_index[i]
@@ -119,7 +121,7 @@ class Variables:
             if value.strip().isdigit() and not self.numeric_labels(i):
                 value = int(value)
         if (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-                and 0 <= int(value) < len(self.domains[i])):
+                and 0 <= int(value) < len(self.domains[i]) and not self.numeric_labels(i)):
             return int(value)
         raise VariableError(
             f"unknown value {value!r} for variable {self.names[i]!r}; "

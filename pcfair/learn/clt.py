@@ -104,10 +104,12 @@ def compile_tree(variables: Variables, tree: TreeStructure, prior: np.ndarray,
         if not kids:
             out = b.categorical(v, theta)
         else:
-            out = b.decision([(b.indicator(v, k), combine([node_for(c, k, dv) for c in kids]),
+            out = b.decision([(b.indicator(v, label(v, k)), combine([node_for(c, k, dv) for c in kids]),
                                float(theta[k])) for k in range(int(cards[v]))])
         memo[key] = out
         return out
+
+    label = b.variables.value_label  # indicators take values; the tables are indexed by code
 
     def combine(nodes: list[int]) -> int:
         if len(nodes) == 1:
@@ -118,7 +120,7 @@ def compile_tree(variables: Variables, tree: TreeStructure, prior: np.ndarray,
     if not roots:
         return b.build(b.categorical(d, prior), vtree=Vtree.from_nested(d))
     (r,) = roots
-    root = b.decision([(b.indicator(d, dv), node_for(r, dv, dv), float(prior[dv]))
+    root = b.decision([(b.indicator(d, label(d, dv)), node_for(r, dv, dv), float(prior[dv]))
                        for dv in range(int(cards[d]))])
     return b.build(root, vtree=Vtree.from_nested((d, _vtree_of(r, children))))
 

@@ -27,6 +27,9 @@ def test_values_are_values(graded):
     np.testing.assert_allclose(np.exp(graded.log_marginal(frame)), [0.4, 0.6])
     with pytest.raises(VariableError, match="unknown value '0'"):
         graded.probability({"grade": "0"})  # a digit string is no code for numeric values
+    for form in ({"grade": 0}, pd.DataFrame({"grade": [0]})):  # nor is an integer: 0 is no
+        with pytest.raises(VariableError, match="unknown value 0"):  # grade, code or not
+            graded.log_marginal(form)
 
 
 def test_codes_are_codes_and_the_ambiguous_array_is_refused(graded):
