@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.errors import DataError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -76,7 +77,7 @@ def _pyplot():
     except ImportError as err:
         # the shared class lives with the first plotting module of the package; importing it
         # only here keeps ``import pcfair.plot`` light
-        from pcfair.audits.structured_regression.plot import MissingDependencyError
+        from pcfair.audits._result import MissingDependencyError
 
         raise MissingDependencyError(MISSING_MATPLOTLIB) from err
     return plt
@@ -124,7 +125,7 @@ def _subsample(prob: np.ndarray, score: np.ndarray, max_points: int | None,
                random_state) -> tuple[np.ndarray, np.ndarray, bool]:
     if max_points is None or len(prob) <= max_points:
         return prob, score, False
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     keep = np.sort(rng.choice(len(prob), size=int(max_points), replace=False))
     return prob[keep], score[keep], True
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.datasets._dataset import Dataset
 from pcfair.errors import DataError, VariableError
 
@@ -22,16 +23,6 @@ from pcfair.errors import DataError, VariableError
 MAX_JOINT_STATES = 1 << 22
 
 _MARGIN = 0.02  # keeps every P(D=1 | parents) inside [0.02, 0.98]
-
-
-def _rng(random_state: int | np.random.Generator | None) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is not None and not isinstance(random_state, (int, np.integer)):
-        raise DataError(
-            f"random_state must be an int, a numpy Generator or None, got {random_state!r}"
-        )
-    return np.random.default_rng(random_state)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -348,7 +339,7 @@ class PlantedTruth:
         """
         if not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
             raise DataError(f"n_samples must be a non-negative int, got {n_samples!r}")
-        rng = _rng(random_state)
+        rng = check_random_state(random_state)
         columns: dict[str, np.ndarray] = {}
         for name in self.sensitive + self.nonsensitive:
             cdf = np.cumsum(self.marginals[name])
@@ -472,7 +463,7 @@ def make_planted(
             f"{MAX_JOINT_STATES}); use fewer non-sensitive features or categories"
         )
 
-    rng = _rng(random_state)
+    rng = check_random_state(random_state)
     marginals = {
         name: 0.5 / arity[name] + 0.5 * rng.dirichlet(np.ones(arity[name])) for name in names
     }

@@ -7,17 +7,11 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference import _sampling_kernels as K
 from pcfair.inference.marginals import node_log_values
-
-
-def as_generator(random_state) -> np.random.Generator:
-    """``random_state`` (None, int or Generator) as a numpy Generator."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
 
 
 def sample_codes(circuit: Circuit, n: int, evidence=None, random_state=None) -> np.ndarray:
@@ -32,7 +26,7 @@ def sample_codes(circuit: Circuit, n: int, evidence=None, random_state=None) -> 
     if vals[-1] == -np.inf:
         raise EvidenceError(f"cannot sample: the evidence {circuit.variables.decode_row(ev)} "
                             "has probability zero")
-    seed = int(as_generator(random_state).integers(0, 2**31 - 1))
+    seed = int(check_random_state(random_state).integers(0, 2**31 - 1))
     out = np.empty((n, circuit.num_variables), np.int32)
     K.sample_kernel(circuit.kind, circuit.var, circuit.value, circuit.param_ptr,
                     circuit.param_len, circuit.params, circuit.leaf_lognorm, circuit.edge_ptr,

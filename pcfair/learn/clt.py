@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair.circuit.builder import CircuitBuilder
+from pcfair._random import check_random_state
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
@@ -220,7 +221,7 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     from pcfair.learn.parameters import fit_parameters
     from pcfair.learn.strudel import strudel
 
-    order = np.random.default_rng(random_state).permutation(len(codes))
+    order = check_random_state(random_state).permutation(len(codes))
     cut = max(1, int(round(len(codes) * (1 - valid_size))))
     grown, _ = strudel(clt, codes[order[:cut]], codes[order[cut:]], pseudocount=pseudocount,
                        max_splits=max_splits, max_nodes=max_nodes, progress=progress)
@@ -232,7 +233,7 @@ def train_valid_split(df: pd.DataFrame, valid_size: float = 0.2, random_state=No
     """A shuffled split of the rows into train and validation frames."""
     if not 0 < valid_size < 1:
         raise ValueError("valid_size must be between 0 and 1")
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     order = rng.permutation(len(df))
     cut = int(round(len(df) * (1 - valid_size)))
     return df.iloc[order[:cut]], df.iloc[order[cut:]]

@@ -27,7 +27,8 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.inference.marginals import log_marginals
 from pcfair.inference.quotient import decision_evidence
-from pcfair.inference.sampling import as_generator, sample_codes
+from pcfair._random import check_random_state
+from pcfair.inference.sampling import sample_codes
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def _equal_opportunity(pc, d, fav, unfav, sens, card, max_enumerate, n_samples, 
             if rates:
                 worst = max(worst, max(rates) - min(rates))
         return worst, True, 0.0
-    rng = as_generator(random_state)
+    rng = check_random_state(random_state)
     stderr = 0.0
     for c in (fav, unfav):
         rates = []

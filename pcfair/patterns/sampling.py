@@ -22,7 +22,7 @@ import numpy as np
 
 from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
-from pcfair.inference.sampling import as_generator
+from pcfair._random import check_random_state
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.patterns.scores import discriminates, pattern_marginals
 
@@ -46,7 +46,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
     if runs is None and time_limit is None:
         raise OptionError("give runs= or time_limit= (sampling has no natural end)")
     require_tractable_marginals(circuit)
-    rng = as_generator(random_state)
+    rng = check_random_state(random_state)
     n_vars = circuit.num_variables
     card = [int(c) for c in circuit.variables.cardinalities]
     sens = set(sensitive)

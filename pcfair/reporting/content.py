@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import PCFairError
 
@@ -311,7 +312,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
                                 max_front_points, time_limit)
     delta = float(delta)
     sensitive = _as_list(sensitive)
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     run_on = {"n_jobs": n_jobs, "executor": executor, "min_support": min_support}
     if data is not None:
         from pcfair.patterns.support import read_table

@@ -156,12 +156,18 @@ def test_reproducible_and_generator_accepted():
         ({"n_categories": 1}, "at least 2 categories"),
         ({"n_categories": [2, 2]}, "expected n_features=6"),
         ({"n_features": 25, "n_sensitive": 1}, "parent states"),
-        ({"random_state": "seed"}, "random_state must be"),
     ],
 )
 def test_make_planted_errors(kwargs, match):
     with pytest.raises(DataError, match=match):
         make_planted(10, **kwargs)
+
+
+def test_make_planted_refuses_a_bad_random_state():
+    from pcfair.errors import OptionError
+
+    with pytest.raises(OptionError, match="random_state must be"):
+        make_planted(10, random_state="seed")
 
 
 def test_truth_query_errors():
