@@ -205,7 +205,7 @@ def test_testsgd_scores_flags_and_margins():
     df = pd.DataFrame({"sex": rng.choice(["F", "M"], 400), "race": rng.choice(["a", "b"], 400),
                        "x": rng.integers(0, 10, 400)})
     res = audit(df, lambda b: ((b["sex"] == "M") | (b["x"] > 7)).astype(int),
-                sensitive=["sex", "race"], random_state=0)
+                sensitive=["sex", "race"], random_state=0).table
     ax = plot.testsgd_scores(res, xi=0.3)
     assert len(ax.patches) == len(res)
     assert [t.get_text() for t in ax.get_yticklabels()] == res["rule_set"].tolist()

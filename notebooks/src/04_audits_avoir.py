@@ -186,7 +186,7 @@ class TwoGroupPopulation:
         return pd.DataFrame({"s": s, "d": d})
 
 
-stream = circuit_stream(TwoGroupPopulation(), lambda X: X["s"].to_numpy(), decision="d",
+stream = circuit_stream(TwoGroupPopulation(), lambda X: X["s"].to_numpy(), outcome="d",
                         batch_size=200, n_records=20_000, random_state=0)
 psi = "E[y | s == 1] - E[y | s == 0] > 0.2"  # truth: 0.65 − 0.32 = 0.33
 res = Monitor(psi, delta=0.05).run(stream)

@@ -90,7 +90,7 @@ t0 = time.perf_counter()
 results = testsgd.audit(
     X_train, model.predict, sensitive=SENSITIVE, favorable=">50K",
     sup_thr=0.1, sample_thr=300, error_thr=0.1, random_state=0,
-)
+).table
 print(f"{len(results)} frequent rule sets scored in {time.perf_counter() - t0:.1f} s")
 results.head(5)[["rule_set", "score", "p_group", "p_rest", "margin", "n_samples", "support"]]
 
@@ -151,10 +151,11 @@ mitigation.steps
 # A naive Bayes model over the binarized COMPAS table, written as a circuit: a sum over the
 # decision `ScoreText_` of products of one categorical leaf per feature, with parameters
 # counted from the data. As a classifier it predicts argmax_y P(ScoreText_ = y | x), computed
-# from the circuit's marginals by `testsgd.pc_predictor`. The sensitive features are the four
+# from the circuit's marginals by `pcfair.audits.as_model`. The sensitive features are the four
 # the table marks as sensitive.
 
 # %%
+import pcfair.audits
 from pcfair.circuit import CircuitBuilder
 
 
@@ -179,16 +180,16 @@ for label in (0, 1):
               for c in features]
     branches.append(builder.product(builder.indicator(target, label), *leaves))
 naive_bayes = builder.build(builder.sum(branches, weights=priors))
-pc_predict = testsgd.pc_predictor(naive_bayes, target)
+pc_predict = pcfair.audits.as_model(naive_bayes, outcome=target)
 X_compas = compas[features]
-print(naive_bayes, f"; accuracy on the table {np.mean(pc_predict(X_compas) == compas[target]):.3f}")
+print(naive_bayes, f"; accuracy on the table {np.mean(pc_predict.hits(X_compas) == compas[target]):.3f}")
 
 # %%
 t0 = time.perf_counter()
 pc_results = testsgd.audit(
     X_compas, pc_predict, sensitive=compas_sensitive, favorable=1,
     sup_thr=0.05, sample_thr=300, error_thr=0.1, random_state=0,
-)
+).table
 print(f"{len(pc_results)} rule sets scored in {time.perf_counter() - t0:.1f} s")
 pc_results.head(5)[["rule_set", "score", "p_group", "p_rest", "margin", "sampler"]]
 
@@ -207,7 +208,7 @@ if importlib.util.find_spec("pcfair.inference.sampling") is not None:
     own = testsgd.audit(
         X_compas, pc_predict, sensitive=compas_sensitive, favorable=1, sampler=pc_sampler,
         sup_thr=0.05, sample_thr=300, error_thr=0.1, random_state=0,
-    )
+    ).table
     print(own.head(5)[["rule_set", "score", "p_group", "p_rest", "margin", "sampler"]].to_string(index=False))
 else:
     print("pcfair.inference.sampling is not available in this build: skipping the circuit sampler")

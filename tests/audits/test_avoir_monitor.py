@@ -216,7 +216,7 @@ def test_batched_decorator_and_monitor_model():
     assert res.verdict is False and res.stop < 2000
     res = monitor_model(lambda frame: np.ones(len(frame)), X, "E[r | s == 1] > 0.5")
     assert res.verdict is True
-    with pytest.raises(DataError, match="one decision per record"):
+    with pytest.raises(DataError, match="expected one value per row"):
         monitor_model(lambda frame: np.ones(3), X, "E[r] > 0.5")
 
 
@@ -252,7 +252,7 @@ def test_circuit_stream_monitoring_with_known_truth():
         seen["columns"] = list(X.columns)
         return X["x"].to_numpy()  # decides from x only
 
-    stream = circuit_stream(pc, classifier, batch_size=250, n_records=20_000, decision="d",
+    stream = circuit_stream(pc, classifier, batch_size=250, n_records=20_000, outcome="d",
                             random_state=1)
     psi = (E(Var("y"), given=Var("s") == 1) - E(Var("y"), given=Var("s") == 0) > 0.1) & \
           (E(Var("r"), given=Var("s") == 1) - E(Var("r"), given=Var("s") == 0) > 0.3)
@@ -272,8 +272,8 @@ def test_circuit_stream_is_reproducible_and_validates():
     pd.testing.assert_frame_equal(a, b)
     cond = next(circuit_stream(pc, lambda X: X["x"], evidence={"s": 1}, random_state=0))
     assert (cond["s"] == 1).all()
-    with pytest.raises(VariableError, match="decision variable 'q'"):
-        next(circuit_stream(pc, lambda X: X["x"], decision="q"))
+    with pytest.raises(VariableError, match="outcome variable .q."):
+        next(circuit_stream(pc, lambda X: X["x"], outcome="q"))
     with pytest.raises(DataError, match="sample"):
         next(circuit_stream(object(), lambda X: X))
 

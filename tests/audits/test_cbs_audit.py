@@ -16,7 +16,6 @@ from pcfair.audits.cbs import (
     CBSOptionError,
     FairnessDefinition,
     cbs_audit,
-    circuit_predictor,
     circuit_propensity,
     compas_like_covariates,
     conditional_bias_scan,
@@ -43,6 +42,8 @@ def _scan(df, **kw):
     base = dict(protected="protected", outcome="y", prediction="p", recommendation="pbin",
                 covariates=COV, n_restarts=10, n_permutations=0, random_state=0)
     base.update(kw)
+    if "model" in kw:
+        del base["prediction"]
     return conditional_bias_scan(df, **base)
 
 
@@ -186,13 +187,13 @@ def test_callable_and_fitted_model_predictions(sim):
     df = sim.data.drop(columns=["p", "pbin"])
     ref = _scan(sim.data, definition="fpr", recommendation=None)
     p = sim.data.p.to_numpy()
-    res = _scan(df, definition="fpr", prediction=lambda batch: p[batch.index], recommendation=None)
+    res = _scan(df, definition="fpr", model=lambda batch: p[batch.index], recommendation=None)
     assert res.subgroup == ref.subgroup and res.score == pytest.approx(ref.score)
     feats = pd.get_dummies(sim.data[COV + ["protected"]].astype(str), dtype=float)
     lr = LogisticRegression(max_iter=500).fit(feats, sim.data.y)
     data = pd.concat([feats, sim.data[COV + ["protected", "y"]]], axis=1)
     data.columns = [str(c) for c in data.columns]
-    out = _scan(data, definition="fpr", prediction=lr, recommendation=None)
+    out = _scan(data, definition="fpr", model=lr, recommendation=None)
     assert 0.0 <= out.observed_rate <= 1.0 and out.n_protected > 0
 
 
@@ -219,21 +220,11 @@ class _TableCircuit:
         return rows.iloc[rng.integers(0, len(rows), n)].reset_index(drop=True)
 
 
-def test_circuit_predictions_are_audited_through_sampling():
-    rng = np.random.default_rng(4)
-    n = 1500
-    df = pd.DataFrame({"g": rng.integers(0, 2, n), "x": rng.integers(0, 3, n)})
-    df["y"] = (rng.random(n) < np.where(df.x == 2, 0.8, 0.3)).astype(int)
-    circuit = _TableCircuit(df)
-    predict = circuit_predictor(circuit, "y", n_samples=3000, random_state=0)
-    p = predict(df[["g", "x"]])
-    truth = df.groupby(["g", "x"]).y.transform("mean").to_numpy()
-    assert np.max(np.abs(p - truth)) < 0.05
-    # a circuit object passed as the model is wrapped automatically
-    res = conditional_bias_scan(df, protected=("g", 1), outcome="y", prediction=circuit,
-                                covariates=["x"], definition="fpr", n_permutations=0,
-                                random_state=0)
-    assert res.n_protected == int(((df.g == 1) & (df.y == 0)).sum())
+def test_a_sample_only_object_is_not_a_model():
+    df = pd.DataFrame({"g": [0, 1] * 50, "x": [0, 1, 2, 0] * 25, "y": [0, 1] * 50})
+    with pytest.raises(PCFairError, match="model must be a Circuit"):
+        conditional_bias_scan(df, protected=("g", 1), outcome="y", model=_TableCircuit(df),
+                              covariates=["x"], definition="fpr", n_permutations=0)
 
 
 def test_circuit_propensity_extension_is_labelled():
@@ -315,16 +306,25 @@ def test_input_errors_name_the_problem(sim):
         _scan(df, protected=("sex", "Male"), covariates=["sex", "age"])
 
 
-def test_circuit_predictor_is_exact_for_pcfair_circuits():
-    import numpy as np
-    import pandas as pd
-
-    from pcfair.audits.cbs import circuit_predictor
+def test_a_circuit_model_is_scanned_with_its_exact_conditional():
     from pcfair.circuit import CircuitBuilder
 
-    b = CircuitBuilder({"x": [0, 1], "y": [0, 1]})
-    root = b.decision([(b.indicator("x", 1), b.categorical("y", [0.2, 0.8]), 0.3),
-                       (b.indicator("x", 0), b.categorical("y", [0.9, 0.1]), 0.7)])
-    f = circuit_predictor(b.build(root), "y")
-    got = f(pd.DataFrame({"x": [0, 1, 1]}, index=[5, 6, 7]))
-    np.testing.assert_allclose(got, [0.1, 0.8, 0.8])
+    b = CircuitBuilder({"x": [0, 1, 2], "g": [0, 1], "y": [0, 1]})
+    root = b.decision([(b.indicator("x", v), b.product(b.categorical("g", [0.5, 0.5]),
+                                                      b.categorical("y", [1 - q, q])), 1 / 3)
+                       for v, q in enumerate((0.2, 0.5, 0.8))])
+    pc = b.build(root)
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.integers(0, 3, 600), "g": rng.integers(0, 2, 600),
+                       "y": rng.integers(0, 2, 600)})
+    from pcfair.audits._model import as_model
+
+    p = as_model(pc, outcome="y").proba(df.drop(columns=["y"]))
+    np.testing.assert_allclose(p, np.array([0.2, 0.5, 0.8])[df.x.to_numpy()], rtol=1e-12)
+    via_model = conditional_bias_scan(df, protected=("g", 1), outcome="y", model=pc,
+                                      covariates=["x"], definition="fpr", n_permutations=0,
+                                      random_state=0)
+    stored = conditional_bias_scan(df.assign(p=p), protected=("g", 1), outcome="y",
+                                   prediction="p", covariates=["x"], definition="fpr",
+                                   n_permutations=0, random_state=0)
+    assert via_model.to_dict() == stored.to_dict()

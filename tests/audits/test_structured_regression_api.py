@@ -17,7 +17,6 @@ import pcfair.cli
 from pcfair.audits.structured_regression import (
     StructuredRegression,
     add_semi_synthetic_output,
-    classifier_output,
     make_diabetes_like_population,
     plot_estimates,
     sample_population,
@@ -25,7 +24,7 @@ from pcfair.audits.structured_regression import (
     true_group_metric,
 )
 from pcfair.audits.structured_regression.semi_synthetic import semi_synthetic_means
-from pcfair.errors import DataError, PCFairError, SpecError
+from pcfair.errors import OptionError, DataError, PCFairError, SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,13 +105,12 @@ def test_pc_generates_semi_synthetic_evaluation_data():
 def test_pc_classifier_is_evaluated_through_its_predictions():
     pc = TinyPC()
     data = sample_population(pc, 3000, random_state=5)
-    decide = classifier_output(pc, output="decision")
-    via_model = StructuredRegression(["race", "sex"], outcome="y", output="pred", model=decide, n_splits=3).fit(data, "acc")
-    manual = data.assign(pred=(pc.predict_proba(data)[:, 1] > 0.5).astype(int))
+    via_model = StructuredRegression(["race", "sex"], outcome="y", output="pred", model=pc, n_splits=3).fit(data, "acc")
+    manual = data.assign(pred=(pc.predict_proba(data)[:, 1] >= 0.5).astype(int))
     via_column = StructuredRegression(["race", "sex"], outcome="y", output="pred", n_splits=3).fit(manual, "acc")
     pd.testing.assert_frame_equal(via_model.estimates_, via_column.estimates_)
     score = StructuredRegression(
-        ["race", "sex"], outcome="y", model=classifier_output(pc, output="score"), threshold=0.5, n_splits=3
+        ["race", "sex"], outcome="y", model=pc, threshold=0.5, n_splits=3
     ).fit(data, "fpr")
     assert np.isfinite(score.estimates_["structured"]).all()
 
@@ -121,10 +119,10 @@ def test_pc_classifier_is_evaluated_through_its_predictions():
         return np.ones(len(X), dtype=int)
 
     StructuredRegression(["race", "sex"], outcome="y", model=leaky, lambda_grid=[1.0]).fit(data, "sel")
-    with pytest.raises(DataError, match="model returned shape"):
+    with pytest.raises(DataError, match="returned shape"):
         StructuredRegression(["race", "sex"], outcome="y", model=lambda X: np.ones(3)).fit(data, "sel")
-    with pytest.raises(SpecError, match="no predict_proba"):
-        classifier_output(object(), output="score")
+    with pytest.raises(OptionError, match="model must be a Circuit"):
+        StructuredRegression(["race", "sex"], outcome="y", model=object()).fit(data, "sel")
 
 
 # --------------------------------------------------------------------------- populations / DGPs

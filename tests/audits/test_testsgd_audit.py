@@ -79,7 +79,7 @@ def planted_rule_set(data) -> RuleSet:
 def planted_audit(data):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = audit(data, biased_model, sensitive=SENS, sup_thr=0.06, random_state=0)
+        res = audit(data, biased_model, sensitive=SENS, sup_thr=0.06, random_state=0).table
     return res, caught
 
 
@@ -137,7 +137,7 @@ def test_planted_group_is_flagged_at_xi_02(data, planted_audit, planted_rule_set
 def _fair_audit(data, sup_thr, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkippedRuleSetWarning)
-        return audit(data, fair_model, sensitive=SENS, sup_thr=sup_thr, random_state=seed)
+        return audit(data, fair_model, sensitive=SENS, sup_thr=sup_thr, random_state=seed).table
 
 
 def test_fair_model_shows_no_discrimination(data):
@@ -200,7 +200,7 @@ def text_model(texts: list[str]) -> np.ndarray:
 
 def test_text_audit_finds_the_planted_term_pair():
     corpus = planted_corpus()
-    res = audit(corpus, text_model, text_column="text", sensitive=["gender", "religion"], random_state=0)
+    res = audit(corpus, text_model, text_column="text", sensitive=["gender", "religion"], random_state=0).table
     assert len(res) == 14 + 9 + 14 * 9
     top = res.iloc[0]
     assert top["rule_set"] == '"gay", "muslim"'
@@ -224,7 +224,7 @@ def test_empty_complement_is_skipped_with_a_warning():
     df = pd.DataFrame({"sex": ["F", "M"] * 50, "age": np.arange(100) % 30 + 20, "x": np.arange(100)})
     with pytest.warns(SkippedRuleSetWarning, match="empty complement"):
         res = audit(df, lambda b: (b["x"] > 50).astype(int), sensitive={"sex": "categorical", "age": (0, 100)},
-                    sup_thr=0.3, sample_thr=50, random_state=0)
+                    sup_thr=0.3, sample_thr=50, random_state=0).table
     assert "age>=20" not in set(res["rule_set"]) and "age<50" not in set(res["rule_set"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -239,10 +239,10 @@ def test_audit_is_reproducible_and_independent_of_batching(data):
     small = data.iloc[:3000]
     kw = dict(sensitive={"gender": "categorical", "race": "categorical"}, sup_thr=0.1, sample_thr=200,
               random_state=3)
-    a = audit(small, biased_model, **kw)
-    b = audit(small, biased_model, batch_size=500, **kw)
+    a = audit(small, biased_model, **kw).table
+    b = audit(small, biased_model, batch_size=500, **kw).table
     pd.testing.assert_frame_equal(a, b)
-    c = audit(small, biased_model, **{**kw, "random_state": 4})
+    c = audit(small, biased_model, **{**kw, "random_state": 4}).table
     assert not a["score"].equals(c["score"].reindex(a.index))
 
 

@@ -110,7 +110,7 @@ def test_mitigation_of_the_audits_top_rule_set(task):
     X, y, Xt, yt, model = task
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkippedRuleSetWarning)
-        top = audit(X, model.predict, sensitive=SENS, sup_thr=0.06, random_state=0).index[0]
+        top = audit(X, model.predict, sensitive=SENS, sup_thr=0.06, random_state=0).table.index[0]
     _check_mitigation(X, y, Xt, yt, model, top, default_schedule(len(X)))
 
 

@@ -76,7 +76,7 @@ def test_census_six_layer_network_shows_the_papers_kind_of_group():
         warnings.simplefilter("ignore")
         model.fit(X, y)
         res = audit(X, model.predict, sensitive={"sex": "categorical", "race": "categorical", "age": (0, 100)},
-                    favorable=">50K", random_state=0)
+                    favorable=">50K", random_state=0).table
     accuracy = float(np.mean(model.predict(X) == y))
     top = res.iloc[0]
     print(f"\nCensus: accuracy {accuracy:.4f}; {len(res)} rule sets; top: {top['rule_set']} "

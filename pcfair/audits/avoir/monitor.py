@@ -36,10 +36,13 @@ import inspect
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from pcfair.audits._model import as_model
+from pcfair.audits._result import AuditResult
 from pcfair.audits.avoir._kernels import upsert_cumulative
 from pcfair.audits.avoir._program import Evaluation, Program
 from pcfair.audits.avoir.ast import ColumnCache, Spec, parse_spec
@@ -78,8 +81,8 @@ def as_frame(records: pd.DataFrame | Mapping | Sequence[Mapping]) -> pd.DataFram
         f"got {type(records).__name__}")
 
 
-@dataclass
-class MonitorResult:
+@dataclass(repr=False)
+class MonitorResult(AuditResult):
     """The state of a monitor after an update.
 
     Attributes
@@ -112,7 +115,11 @@ class MonitorResult:
     >>> res = Monitor("E[r] < 0.5").update(pd.DataFrame({"r": [0] * 50}))
     >>> res.verdict, res.stop, res.leaves["n"].tolist()
     (True, 25, [50])
+    >>> res
+    MonitorResult(method='monitor', spec='E[r] < 0.5', verdict=True, stop=25, delta=..., n_observed=50; 2 rows)
     """
+
+    method = "monitor"
 
     verdict: bool | None
     stop: int | None
@@ -143,12 +150,34 @@ class MonitorResult:
         t = self.terms
         return t[t["type"] == "Expectation"].reset_index(drop=True)
 
+    def to_frame(self) -> pd.DataFrame:
+        """The specification tree's nodes at the current state (a copy of :attr:`terms`)."""
+        return self.terms.copy()
+
+    def headline(self) -> dict:
+        return {"spec": self._program.spec.to_text(), "verdict": self.verdict,
+                "stop": self.stop, "delta": self.delta, "n_observed": self.n_observed}
+
+    def _plot(self, ax):
+        """Each expectation leaf's estimate with its ±ε band at the current state."""
+        leaves = self.leaves
+        y = np.arange(len(leaves))
+        eps = np.nan_to_num(leaves["epsilon"].to_numpy(float), nan=0.0, posinf=1.0)
+        ax.errorbar(leaves["value"].to_numpy(float), y, xerr=eps, fmt="o", capsize=3)
+        ax.set_yticks(y, [str(t) for t in leaves["repr"]])
+        ax.invert_yaxis()
+        ax.set_xlabel("estimate ± ε")
+        verdict = "undetermined" if self.verdict is None else f"{self.verdict} at {self.stop}"
+        ax.set_title(f"{self._program.spec.to_text()}: {verdict}", fontsize=9)
+        return ax
+
     def to_dict(self) -> dict:
         """A JSON-ready dictionary (infinite or missing numbers become None)."""
         rows = []
         for rec in self.terms.to_dict(orient="records"):
             rows.append({k: _json_value(v) for k, v in rec.items()})
         return {
+            "method": self.method,
             "spec": self._program.spec.to_text(),
             "verdict": self.verdict,
             "stop": self.stop,
@@ -648,31 +677,25 @@ def _last_row(ev: Evaluation) -> Evaluation:
                         ("value", "epsilon", "delta", "truth", "charged")))
 
 
-def _predict(model, X: pd.DataFrame) -> np.ndarray:
-    fn = model if callable(model) and not hasattr(model, "predict") else getattr(model, "predict",
-                                                                                 None)
-    if fn is None or not callable(fn):
-        raise DataError(f"model must be a callable or have a predict method, got {model!r}")
-    out = np.asarray(fn(X))
-    if out.ndim != 1 or out.shape[0] != len(X):
-        raise DataError(f"the model returned an output of shape {out.shape} for {len(X)} records; "
-                        "expected one decision per record")
-    return out
-
-
-def monitor_model(model: Callable | object, X_stream: pd.DataFrame | Iterable[pd.DataFrame],
-                  spec: Spec | str, *, output: str = "r",
+def monitor_model(model: Any, X_stream: pd.DataFrame | Iterable[pd.DataFrame],
+                  spec: Spec | str, *, outcome: str | None = None, favorable: Any = 1,
+                  output: str = "r",
                   chunk_size: int = 100, until_verdict: bool = True, **options) -> MonitorResult:
     """Monitor a black-box model: call it on each batch, add its output as column ``output``.
 
     Parameters
     ----------
-    model : callable or object with ``predict``
-        ``model(X_batch: DataFrame) -> array`` of one decision per record.
+    model : Circuit, PCClassifier, estimator or callable
+        The monitored model (see :func:`pcfair.audits._model.as_model`): a record's decision
+        is 1 when ``P(favorable | x) >= 0.5``.
     X_stream : pandas.DataFrame or iterable of DataFrames
         The inputs, in arrival order; a DataFrame is cut into chunks of ``chunk_size`` rows.
     spec : Spec or str
         The specification; it reads ``output`` and the input columns.
+    outcome : str, optional
+        The variable a circuit model predicts.
+    favorable : object, default 1
+        The favourable value of the outcome.
     output : str, default "r"
         Name of the decision column.
     chunk_size : int, default 100
@@ -693,6 +716,7 @@ def monitor_model(model: Callable | object, X_stream: pd.DataFrame | Iterable[pd
     >>> res.verdict
     True
     """
+    decide = as_model(model, outcome=outcome, favorable=favorable)
     monitor = Monitor(spec, **options)
     if isinstance(X_stream, pd.DataFrame):
         frame = X_stream
@@ -700,7 +724,7 @@ def monitor_model(model: Callable | object, X_stream: pd.DataFrame | Iterable[pd
     for X in X_stream:
         X = as_frame(X)
         batch = X.copy()
-        batch[output] = _predict(model, X)
+        batch[output] = decide.hits(X).astype(np.int64)
         monitor._process(batch, None, until_verdict)
         if until_verdict and monitor.stopped:
             break
@@ -764,7 +788,11 @@ def spec(psi: Spec | str, *, output: str = "r", batched: bool = False,
                 if len(frames) != 1:
                     raise DataError("a batched monitored function takes exactly one DataFrame")
                 batch = frames[0].copy()
-                batch[output] = _predict(lambda _X: out, batch)
+                values = np.asarray(out)
+                if values.ndim != 1 or values.shape[0] != len(batch):
+                    raise DataError(f"the function returned an output of shape {values.shape} "
+                                    f"for {len(batch)} records; expected one decision per record")
+                batch[output] = values
                 flush()
                 monitor.update(batch)
                 return out

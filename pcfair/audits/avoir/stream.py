@@ -3,7 +3,7 @@
 AVOIR assumes an i.i.d. stream. A pcfair probabilistic circuit (PC) is a population model, so
 sampling individuals from it and deciding each with a classifier gives exactly such a stream: a
 deployed PC classifier can be monitored against its own population model. When the circuit
-also models the decision variable ``d``, the sampled ``d`` serves as the label ``y`` and a leaf
+also models the outcome variable ``d``, the sampled ``d`` serves as the label ``y`` and a leaf
 such as ``E[y | s = 1]`` has an exact value ``P(d = 1 | s = 1)`` from the circuit: known-truth
 monitoring.
 
@@ -13,32 +13,23 @@ codes, one column per variable) works as the circuit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from pcfair.audits._model import as_model
 from pcfair.audits.avoir.errors import MonitorSettingError
 from pcfair.errors import DataError, VariableError
 
 __all__ = ["circuit_stream"]
 
 
-def _decide(predict, X: pd.DataFrame) -> np.ndarray:
-    fn = getattr(predict, "predict", None) if not callable(predict) or hasattr(
-        predict, "predict") else predict
-    if fn is None:
-        raise DataError(f"predict must be a callable or have a predict method, got {predict!r}")
-    out = np.asarray(fn(X))
-    if out.ndim != 1 or out.shape[0] != len(X):
-        raise DataError(f"the classifier returned shape {out.shape} for {len(X)} records; "
-                        "expected one decision per record")
-    return out
-
-
-def circuit_stream(circuit: object, predict: Callable | object, *, batch_size: int = 100,
+def circuit_stream(circuit: object, model: Any, *, batch_size: int = 100,
                    n_records: int | None = None,
-                   decision: str | None = None, label: str = "y", output: str = "r",
+                   outcome: str | None = None, favorable: Any = 1, label: str = "y",
+                   output: str = "r",
                    evidence: Mapping | pd.DataFrame | None = None,
                    random_state: int | np.random.Generator | None = None
                    ) -> Iterator[pd.DataFrame]:
@@ -48,17 +39,20 @@ def circuit_stream(circuit: object, predict: Callable | object, *, batch_size: i
     ----------
     circuit : object with ``sample(n, evidence=None, random_state=None)``
         The population model (a pcfair circuit or any stand-in with that method).
-    predict : callable or object with ``predict``
-        ``predict(X: DataFrame) -> array`` of one decision per record; it sees the sampled
-        variables without ``decision``.
+    model : Circuit, PCClassifier, estimator or callable
+        The deciding model (see :func:`pcfair.audits._model.as_model`); a record's decision
+        is 1 when ``P(favorable | x) >= 0.5``. It sees the sampled variables without
+        ``outcome``.
     batch_size : int, default 100
         Records per yielded batch.
     n_records : int, optional
         Stop after this many records (the last batch may be shorter); default: endless.
-    decision : str, optional
-        The circuit's decision variable: hidden from ``predict`` and copied to column ``label``.
+    outcome : str, optional
+        The circuit's decision variable: hidden from the model and copied to column ``label``.
+    favorable : object, default 1
+        The favourable value of the outcome.
     label : str, default "y"
-        Name of the label column (when ``decision`` is given).
+        Name of the column the sampled outcome is copied to (when ``outcome`` is given).
     output : str, default "r"
         Name of the decision column.
     evidence : dict or DataFrame, optional
@@ -79,7 +73,7 @@ def circuit_stream(circuit: object, predict: Callable | object, *, batch_size: i
     ...     def sample(self, n, evidence=None, random_state=None):
     ...         rng = np.random.default_rng(random_state)
     ...         return pd.DataFrame({"s": rng.integers(0, 2, n), "d": rng.integers(0, 2, n)})
-    >>> batch = next(circuit_stream(Coin(), lambda X: X["s"].to_numpy(), decision="d",
+    >>> batch = next(circuit_stream(Coin(), lambda X: X["s"].to_numpy(), outcome="d",
     ...                             random_state=0))
     >>> list(batch.columns)
     ['s', 'd', 'y', 'r']
@@ -91,6 +85,8 @@ def circuit_stream(circuit: object, predict: Callable | object, *, batch_size: i
         raise MonitorSettingError(f"batch_size must be a positive integer, got {batch_size!r}")
     if n_records is not None and int(n_records) < 0:
         raise MonitorSettingError(f"n_records must be >= 0, got {n_records!r}")
+    decide = as_model(model, outcome=outcome, favorable=favorable)
+    decide.require_inputs("circuit_stream")
     rng = np.random.default_rng(random_state)
     produced = 0
     while n_records is None or produced < int(n_records):
@@ -101,14 +97,14 @@ def circuit_stream(circuit: object, predict: Callable | object, *, batch_size: i
             raise DataError(f"circuit.sample({n}) must return a DataFrame of {n} rows, got "
                             f"{type(sample).__name__} of length {len(sample)}")
         batch = sample.reset_index(drop=True).copy()
-        if decision is not None:
-            if decision not in batch.columns:
-                raise VariableError(f"decision variable {decision!r} is not among the circuit's "
+        if outcome is not None:
+            if outcome not in batch.columns:
+                raise VariableError(f"outcome variable {outcome!r} is not among the circuit's "
                                     f"variables {list(map(str, batch.columns))}")
-            X = batch.drop(columns=[decision])
-            batch[label] = batch[decision].to_numpy()
+            X = batch.drop(columns=[outcome])
+            batch[label] = batch[outcome].to_numpy()
         else:
             X = batch
-        batch[output] = _decide(predict, X)
+        batch[output] = decide.hits(X).astype(np.int64)
         produced += n
         yield batch

@@ -11,8 +11,8 @@ Biases* (arXiv 2306.13064), written from the paper and ``specs/cbs.md``.
   :class:`BernoulliScore` and :class:`GaussianLogitShiftScore`, the subset scan
   (:func:`scan`, :func:`coordinate_step`, :func:`score_subgroup`, :class:`SubsetScanner`) and
   the permutation p-value (:func:`permutation_pvalue`).
-- Preprocessing and models: :func:`discretize`, :func:`as_predict_function`,
-  :func:`circuit_predictor`, :func:`circuit_propensity`.
+- Preprocessing and models: :func:`discretize`, :func:`circuit_propensity`; the audited
+  model goes through :func:`pcfair.audits._model.as_model` (``model=``).
 - The paper's experiments: :func:`make_semisynthetic`, :func:`compas_like_covariates`,
   :func:`jaccard`, and :mod:`pcfair.audits.cbs.case_study` (COMPAS, Table 4).
 """
@@ -21,7 +21,7 @@ from pcfair.audits.cbs.audit import TABLE4_COLUMNS, cbs_audit, conditional_bias_
 from pcfair.audits.cbs.definitions import DEFINITIONS, FairnessDefinition, resolve_definition
 from pcfair.audits.cbs.discretize import discretize
 from pcfair.audits.cbs.expectations import Expectations, estimate_expectations
-from pcfair.audits.cbs.models import as_predict_function, circuit_predictor, circuit_propensity
+from pcfair.audits.cbs.models import circuit_propensity
 from pcfair.audits.cbs.options import CBSOptionError
 from pcfair.audits.cbs.permutation import permutation_pvalue
 from pcfair.audits.cbs.result import CBSResult, format_subgroup, subgroup_mask
@@ -54,9 +54,7 @@ __all__ = [
     "SemiSyntheticData",
     "StepResult",
     "SubsetScanner",
-    "as_predict_function",
     "cbs_audit",
-    "circuit_predictor",
     "circuit_propensity",
     "compas_like_covariates",
     "conditional_bias_scan",

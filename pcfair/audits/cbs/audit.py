@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from pcfair.audits.cbs import _kernels
 from pcfair.audits.cbs.definitions import FairnessDefinition, resolve_definition
 from pcfair.audits.cbs.expectations import _expectations_from_codes, fit_propensity
-from pcfair.audits.cbs.models import as_predict_function, circuit_predictor
+from pcfair.audits._model import Model, as_model
 from pcfair.audits.cbs.options import (
     CBSOptionError,
     check_choice,
@@ -101,30 +101,12 @@ def _binary_column(df: pd.DataFrame, col: str, what: str) -> np.ndarray:
     return f
 
 
-def _predictions(df: pd.DataFrame, prediction, outcome: str) -> np.ndarray:
-    if isinstance(prediction, str):
-        if prediction not in df.columns:
-            raise VariableError(f"prediction column {prediction!r} is not in the data")
-        s = df[prediction]
-        if s.isna().any():
-            raise DataError(f"prediction column {prediction!r} has missing values")
-        try:
-            p = s.to_numpy().astype(float)
-        except (TypeError, ValueError) as err:
-            raise DataError(f"prediction column {prediction!r} must be numeric") from err
-        name = f"prediction column {prediction!r}"
-    else:
-        if hasattr(prediction, "sample") and not callable(prediction) and not hasattr(
-            prediction, "predict_proba"
-        ):
-            prediction = circuit_predictor(prediction, outcome)
-        fn = as_predict_function(prediction)
-        p = np.asarray(fn(df.drop(columns=[outcome])), dtype=float).ravel()
-        name = "the model's predictions"
-        if p.shape != (len(df),):
-            raise DataError(f"the model returned {p.size} predictions for {len(df)} rows")
-    if not np.all(np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise DataError(f"{name} must be probabilities in [0, 1]")
+def _predictions(df: pd.DataFrame, model: Model, outcome: str) -> np.ndarray:
+    """P(Y = 1 | row) of the audited model; a model other than stored predictions sees the
+    data without the outcome column."""
+    p = model.proba(df if model.kind == "column" else df.drop(columns=[outcome]))
+    if p.shape != (len(df),):
+        raise DataError(f"the model returned {p.size} predictions for {len(df)} rows")
     return p
 
 
@@ -248,7 +230,8 @@ def conditional_bias_scan(
     *,
     protected,
     outcome: str,
-    prediction,
+    prediction: str | None = None,
+    model=None,
     covariates: Sequence[str] | None = None,
     family: str = "separation",
     predictions: str = "probabilities",
@@ -284,11 +267,13 @@ def conditional_bias_scan(
         value. The column is never used as a covariate.
     outcome : str
         Column of the observed outcome Y (0/1).
-    prediction : str, callable or model
-        Column of probabilities P (or 0/1 labels), a callable ``predict(DataFrame)``, an object
-        with ``predict_proba``/``predict``, or a circuit with ``sample`` (see
-        :mod:`pcfair.audits.cbs.models`). Models receive ``df`` without the outcome column.
-        Labels support only the recommendation scans.
+    prediction : str, optional
+        Column of stored probabilities P (or 0/1 labels); labels support only the
+        recommendation scans.
+    model : Circuit, PCClassifier, estimator, callable or column name, optional
+        The audited model instead of ``prediction``, as ``P(outcome = 1 | row)`` (see
+        :func:`pcfair.audits._model.as_model`); it receives ``df`` without the outcome
+        column.
     covariates : sequence of str, optional
         Discrete covariates X forming subgroups; default: every other column. Bin continuous
         ones first with :func:`~pcfair.audits.cbs.discretize`.
@@ -409,7 +394,8 @@ def conditional_bias_scan(
     if a.all():
         raise DataError(f"every row is in the protected class ({protected_label})")
     y = _binary_column(df, outcome, "outcome")
-    p = _predictions(df, prediction, outcome)
+    audited = as_model(model, prediction=prediction, outcome=outcome, favorable=1)
+    p = _predictions(df, audited, outcome)
     labels_only = bool(np.all((p == 0) | (p == 1)))
     if recommendation is not None:
         pbin = _binary_column(df, recommendation, "recommendation")
@@ -422,8 +408,8 @@ def conditional_bias_scan(
         )
 
     reserved = {outcome, sensitive}
-    if isinstance(prediction, str):
-        reserved.add(prediction)
+    if audited.column is not None:
+        reserved.add(audited.column)
     if recommendation is not None:
         reserved.add(recommendation)
     if covariates is None:
@@ -530,7 +516,8 @@ def cbs_audit(
     *,
     attributes: Sequence[str],
     outcome: str,
-    prediction,
+    prediction: str | None = None,
+    model=None,
     protected_values: Sequence[tuple[str, object]] | None = None,
     include_zero: bool = False,
     progress: bool | None = None,
@@ -548,7 +535,7 @@ def cbs_audit(
     df : pandas.DataFrame
     attributes : sequence of str
         Discrete attributes; each of their values is a protected class.
-    outcome, prediction
+    outcome, prediction, model
         As in :func:`conditional_bias_scan`.
     protected_values : sequence of (attribute, value), optional
         Restrict the runs to these protected classes.
@@ -603,7 +590,7 @@ def cbs_audit(
             continue
         res = conditional_bias_scan(
             df, protected=(attr, value), outcome=outcome, prediction=prediction,
-            covariates=others, random_state=rng, **scan_options,
+            model=model, covariates=others, random_state=rng, **scan_options,
         )
         if not res.found and not include_zero:
             continue

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pcfair.audits._result import AuditResult, json_value
 from pcfair.audits.cbs.definitions import FairnessDefinition
 from pcfair.errors import VariableError
 
-__all__ = ["CBSResult", "format_subgroup", "subgroup_mask"]
+__all__ = ["CBSResult", "CBSScans", "format_subgroup", "subgroup_mask"]
 
 
 def _fmt_value(v) -> str:
@@ -64,15 +65,8 @@ def subgroup_mask(df: pd.DataFrame, subgroup: Mapping[str, Sequence] | None) -> 
     return mask
 
 
-def _num(x):
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) else x
-
-
-@dataclass
-class CBSResult:
+@dataclass(repr=False)
+class CBSResult(AuditResult):
     """Outcome of :func:`~pcfair.audits.cbs.conditional_bias_scan`.
 
     Attributes
@@ -123,7 +117,11 @@ class CBSResult:
     ('g = 1 & x = 1', 'not (g = 1) & x = 1')
     >>> res.to_frame()[["detected", "n", "comparison_n"]].shape
     (1, 3)
+    >>> res
+    CBSResult(method='cbs', protected='g = 1', detected='g = 1 & x = 1', score=..., p_value=None; 1 rows)
     """
+
+    method = "cbs"
 
     subgroup: dict | None
     score: float
@@ -197,13 +195,15 @@ class CBSResult:
     def __str__(self) -> str:
         return self.describe()
 
+    def headline(self) -> dict:
+        """The protected class, the detected subgroup, its score and p-value."""
+        return {"protected": self.protected, "detected": self.subgroup_text,
+                "score": float(self.score), "p_value": self.p_value}
+
     def to_dict(self) -> dict:
         """JSON-friendly dictionary of the report (null scores as a list)."""
-        sub = None
-        if self.subgroup is not None:
-            sub = {str(k): [v.item() if hasattr(v, "item") else v for v in vals]
-                   for k, vals in self.subgroup.items()}
-        return {
+        return json_value({
+            "method": self.method,
             "definition": self.definition.name,
             "family": self.definition.family,
             "predictions": self.definition.predictions,
@@ -211,26 +211,26 @@ class CBSResult:
             "event": self.definition.event,
             "direction": self.direction,
             "protected": self.protected,
-            "n_protected": int(self.n_protected),
-            "subgroup": sub,
+            "n_protected": self.n_protected,
+            "subgroup": self.subgroup,
             "detected": self.subgroup_text,
-            "score": float(self.score),
+            "score": self.score,
             "parameter": self.parameter,
-            "multiplier": float(self.multiplier),
-            "n": int(self.n),
-            "observed_rate": _num(self.observed_rate),
-            "expected_rate": _num(self.expected_rate),
+            "multiplier": self.multiplier,
+            "n": self.n,
+            "observed_rate": self.observed_rate,
+            "expected_rate": self.expected_rate,
             "comparison": self.comparison_text,
-            "comparison_n": int(self.comparison_n),
-            "comparison_rate": _num(self.comparison_rate),
-            "p_value": _num(self.p_value),
-            "n_permutations": int(self.null_scores.size),
-            "null_scores": [float(s) for s in self.null_scores],
-            "penalty": float(self.penalty),
-            "n_restarts": int(self.n_restarts),
-            "sigma": _num(self.sigma),
+            "comparison_n": self.comparison_n,
+            "comparison_rate": self.comparison_rate,
+            "p_value": self.p_value,
+            "n_permutations": self.null_scores.size,
+            "null_scores": self.null_scores,
+            "penalty": self.penalty,
+            "n_restarts": self.n_restarts,
+            "sigma": self.sigma,
             "propensity_model": self.propensity_model,
-        }
+        })
 
     def to_frame(self) -> pd.DataFrame:
         """One-row DataFrame in the layout of the paper's Table 4 (plus settings)."""
@@ -238,3 +238,88 @@ class CBSResult:
         d.pop("null_scores")
         d["subgroup"] = None if d["subgroup"] is None else str(d["subgroup"])
         return pd.DataFrame([d])
+
+    def _plot(self, ax, bins: int = 30):
+        """The permutation null scores with the observed score (a scan with permutations),
+        else the subgroup's observed, expected and comparison rates."""
+        null = np.asarray(self.null_scores, float)
+        if null.size:
+            ax.hist(null, bins=bins, color="0.65", label=f"null scores ({null.size} permutations)")
+            ax.axvline(self.score, color="tab:red", lw=1.5, label="observed score")
+            p = "" if self.p_value is None else f", p = {self.p_value:.3g}"
+            ax.set_title(f"{self.subgroup_text}{p}", fontsize=9)
+            ax.set_xlabel("CBS score")
+            ax.set_ylabel("permutations")
+            ax.legend(fontsize=8)
+            return ax
+        rates = [self.observed_rate, self.expected_rate, self.comparison_rate]
+        ax.bar(["observed", "expected", "comparison"], np.nan_to_num(rates),
+               color=["tab:red", "0.6", "tab:blue"])
+        ax.set_ylabel("rate of the audited event")
+        ax.set_title(f"{self.subgroup_text} (score {self.score:.3g})", fontsize=9)
+        return ax
+
+
+class CBSScans(AuditResult):
+    """Several scans, one per protected class (what ``pcfair audit cbs`` runs for every value
+    of every sensitive column): a table with one row per scan, highest score first.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from pcfair.audits.cbs import conditional_bias_scan
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"g": rng.integers(0, 2, 1000), "x": rng.integers(0, 2, 1000)})
+    >>> df["y"] = (rng.random(1000) < 0.5).astype(int)
+    >>> df["p"] = np.where((df.g == 1) & (df.x == 1), 0.7, 0.3)
+    >>> scans = CBSScans([conditional_bias_scan(df, protected=("g", v), outcome="y",
+    ...     prediction="p", covariates=["x"], definition="fpr", n_permutations=0,
+    ...     random_state=0) for v in (0, 1)])
+    >>> scans.to_frame()["detected"].tolist()
+    ['g = 1 & x = 1', 'none']
+    """
+
+    method = "cbs"
+
+    def __init__(self, scans):
+        self.scans = sorted(scans, key=lambda r: -r.score)
+
+    def found(self, alpha: float = 0.05) -> bool:
+        """True when a scan found a subgroup (with permutations: a significant one)."""
+        return any(r.significant(alpha) if r.p_value is not None else r.found
+                   for r in self.scans)
+
+    def headline(self) -> dict:
+        best = self.scans[0] if self.scans else None
+        return {"n_scans": len(self.scans),
+                "best": None if best is None else best.subgroup_text,
+                "best_score": None if best is None else float(best.score)}
+
+    def to_frame(self) -> pd.DataFrame:
+        if not self.scans:
+            return pd.DataFrame()
+        return pd.concat([r.to_frame() for r in self.scans], ignore_index=True)
+
+    def to_dict(self) -> dict:
+        out = {"method": self.method, **json_value(self.headline())}
+        out["scans"] = [r.to_dict() for r in self.scans]
+        return out
+
+    def describe(self) -> str:
+        """The scans' descriptions, one block each."""
+        return "\n\n".join(r.describe() for r in self.scans)
+
+    def _plot(self, ax, alpha: float = 0.05, top: int | None = 20):
+        """Bar chart of the scores, one bar per scan; red: p-value below ``alpha``."""
+        frame = self.to_frame()
+        if top is not None:
+            frame = frame.head(int(top))
+        y = np.arange(len(frame))
+        pvals = pd.to_numeric(frame["p_value"], errors="coerce").to_numpy(float)
+        colors = ["tab:blue" if np.isnan(p) else ("tab:red" if p < alpha else "0.6")
+                  for p in pvals]
+        ax.barh(y, frame["score"].to_numpy(float), color=colors)
+        ax.set_yticks(y, [str(t) for t in frame["detected"]])
+        ax.invert_yaxis()
+        ax.set_xlabel("CBS score (penalised log-likelihood ratio)")
+        return ax

@@ -6,10 +6,10 @@ group-level lasso over marginal indicators and explanatory features to borrow st
 groups, with rBLPR confidence intervals. The package also has the paper's baselines (pooled,
 James-Stein, empirical Bayes), goodness-of-fit F-tests that show which attributes and
 interactions drive performance differences, the semi-synthetic generating models, and
-adapters for evaluating a PC classifier or sampling evaluation data from a PC.
+sampling of evaluation data from a PC; the evaluated model goes through
+:func:`pcfair.audits._model.as_model` (``model=``).
 """
 
-from .adapters import classifier_output, model_outputs
 from .baselines import empirical_bayes, james_stein_bock, pooled_estimate
 from .estimator import NotFittedError, SRResult, StructuredRegression
 from .gof import GofResult, gof_table, gof_test, nested_f_test
@@ -33,14 +33,12 @@ __all__ = [
     "SRResult",
     "StructuredRegression",
     "add_semi_synthetic_output",
-    "classifier_output",
     "empirical_bayes",
     "gof_table",
     "gof_test",
     "group_metric",
     "james_stein_bock",
     "make_diabetes_like_population",
-    "model_outputs",
     "nested_f_test",
     "plot_estimates",
     "pooled_estimate",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pcfair.audits._result import AuditResult, json_value
 from pcfair.errors import SpecError
 
 from ._rng import as_generator, child_generators
@@ -58,9 +59,9 @@ class NotFittedError(SpecError, AttributeError):
     """
 
 
-@dataclass
-class SRResult:
-    """Fitted state of a structured regression.
+@dataclass(repr=False)
+class SRResult(AuditResult):
+    """Fitted state of a structured regression, and its per-group estimates.
 
     Attributes
     ----------
@@ -81,6 +82,10 @@ class SRResult:
         The pooled estimate ``sum sw Z / sum sw`` (what empty groups get).
     n_defined : int
         Groups that entered the fit.
+    estimates : pandas.DataFrame or None
+        The estimator's ``estimates_`` (what :meth:`to_frame` returns, groups as columns).
+    metric : str
+        The metric's name.
 
     Examples
     --------
@@ -91,7 +96,11 @@ class SRResult:
     >>> res = StructuredRegression(["a", "b"], outcome=None, n_boot_var=20, n_splits=3).fit(df, "sel").result_
     >>> res.cv_loss.shape, len(res.coef)
     ((3, 12), 8)
+    >>> list(res.to_frame().columns)
+    ['a', 'b', 'n', 'standard', 'standard_se', 'structured', 'status']
     """
+
+    method = "regression"
 
     alpha: float
     lambda_: float
@@ -105,6 +114,31 @@ class SRResult:
     n_defined: int
     selected_index: int = 0
     extra: dict = field(default_factory=dict)
+    estimates: pd.DataFrame | None = None
+    metric: str = ""
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-group estimates, one row per group, the sensitive attributes as columns."""
+        if self.estimates is None:
+            raise NotFittedError("this result holds no estimates")
+        return self.estimates.reset_index()
+
+    def headline(self) -> dict:
+        return {"metric": self.metric, "pooled": self.pooled, "lambda": self.lambda_,
+                "n_defined": self.n_defined, "selected": self.selected_features}
+
+    def to_dict(self) -> dict:
+        """Headline numbers, coefficients and the per-group rows (JSON-ready)."""
+        out = super().to_dict()
+        out.update(json_value({"alpha": self.alpha, "sigma2": self.sigma2,
+                               "intercept": self.intercept, "coef": self.coef.to_dict()}))
+        return out
+
+    def _plot(self, ax, **kwargs):
+        """Standard versus structured estimate per group (see :func:`plot_estimates`)."""
+        from .plot import plot_estimates
+
+        return plot_estimates(self.estimates, ax=ax, intervals=False, **kwargs)
 
     @property
     def cv_mean(self) -> np.ndarray | None:
@@ -131,11 +165,14 @@ class StructuredRegression:
     output : str or None, default "y_score"
         System-output column Yhat (score, label or per-row value). With ``model``, the model's
         outputs are written to this column.
-    model : callable, optional
-        The evaluated system, ``model(X) -> array``, called on the frame without the outcome
-        column (see :func:`classifier_output` for classifiers and PCs).
+    model : Circuit, PCClassifier, estimator or callable, optional
+        The evaluated system (see :func:`pcfair.audits._model.as_model`), called on the frame
+        without the outcome column; its ``P(favorable | x)`` is written to ``output``.
+    favorable : object, default 1
+        The favourable value of the outcome (what ``model`` gives the probability of).
     threshold : float, optional
-        r in the decision ``1{Yhat >= r}``; without it the output must be 0/1 decisions.
+        r in the decision ``1{Yhat >= r}``; without it the output must be 0/1 decisions
+        (0.5 when ``model`` is given).
     outcome_rates : bool, default True
         Include the outcome-rate features ``P_{S_a}[Y = y]`` (full one-hot).
     interactions : str or sequence of str, optional
@@ -205,7 +242,8 @@ class StructuredRegression:
         explanatory: Sequence[str] = (),
         outcome: str | None = "y_true",
         output: str | None = "y_score",
-        model: Callable[[pd.DataFrame], np.ndarray] | None = None,
+        model=None,
+        favorable=1,
         threshold: float | None = None,
         outcome_rates: bool = True,
         interactions: str | Sequence[str] | None = None,
@@ -227,6 +265,7 @@ class StructuredRegression:
         self.outcome = outcome
         self.output = output
         self.model = model
+        self.favorable = favorable
         self.threshold = threshold
         self.outcome_rates = outcome_rates
         self.interactions = interactions
@@ -323,6 +362,7 @@ class StructuredRegression:
             outcome=self.outcome,
             output=self.output,
             model=self.model,
+            favorable=self.favorable,
             threshold=self.threshold,
             explanatory=self.explanatory,
             outcome_rates=self.outcome_rates,
@@ -387,6 +427,8 @@ class StructuredRegression:
             },
             index=ev.groups.index,
         )
+        self.result_.estimates = self.estimates_
+        self.result_.metric = metric if isinstance(metric, str) else getattr(metric, "__name__", "")
         return self
 
     def _cv_losses(self, ev, terms, sw_full, alphas, solver, rng) -> np.ndarray:

@@ -17,7 +17,7 @@ import pandas as pd
 from pcfair.errors import DataError, SpecError
 
 from ._rng import as_generator
-from .adapters import model_outputs
+from pcfair.audits._model import as_model
 from .features import FeatureSpace, group_means, outcome_levels_of
 from .groups import GroupIndex, build_group_index
 from .metrics import GroupMetric, canonical_metric_name, prepare_metric
@@ -109,6 +109,7 @@ def prepare_evaluation(
     outcome: str | None = "y_true",
     output: str | None = "y_score",
     model=None,
+    favorable=1,
     threshold: float | None = None,
     explanatory: Sequence[str] = (),
     outcome_rates: bool = True,
@@ -155,7 +156,9 @@ def prepare_evaluation(
         inputs = df.drop(columns=[outcome]) if outcome is not None and outcome in df.columns else df
         output = output or MODEL_OUTPUT_COLUMN
         data = df.copy()
-        data[output] = model_outputs(model, inputs)
+        data[output] = as_model(model, outcome=outcome, favorable=favorable).proba(inputs)
+        if threshold is None:
+            threshold = 0.5
     codes = groups.row_codes(data)
     order = np.argsort(codes, kind="stable")
     data = data.iloc[order].reset_index(drop=True)

@@ -8,21 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pcfair.errors import DataError, PCFairError
-
-
-class MissingDependencyError(PCFairError, ImportError):
-    """An optional dependency (here matplotlib, the ``plot`` extra) is not installed."""
-
-
-def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - exercised only without the extra
-        raise MissingDependencyError(
-            "plotting needs matplotlib; install it with: pip install 'pcfair[plot]'"
-        ) from err
-    return plt
+from pcfair.audits._result import MissingDependencyError  # noqa: F401 - its old home
+from pcfair.audits._result import pyplot as _pyplot
+from pcfair.errors import DataError
 
 
 def _group_label(key) -> str:

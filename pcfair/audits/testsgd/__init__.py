@@ -10,13 +10,12 @@ stated margin (Algorithm 2, batched), ranks them, and can mitigate the worst one
 retraining on generated group members.
 
 The main entry point is :func:`audit`; :func:`group_fairness_score` scores one rule set.
-The model is any callable from a batch (DataFrame or list of texts) to labels; a
-probabilistic circuit can serve as the model (:func:`pc_predictor`) or as the sampler
-(:class:`PCConditionalSampler`).
+The model is a circuit, a classifier or any callable from a batch (DataFrame or list of
+texts) to labels (see :func:`pcfair.audits._model.as_model`); a probabilistic circuit can also
+serve as the sampler (:class:`PCConditionalSampler`, or ``sampler="circuit"``).
 """
 
-from .audit import RESULT_COLUMNS, audit, flagged, score_rule_sets, scores_to_frame
-from .circuit_model import pc_predictor
+from .audit import RESULT_COLUMNS, TestSGDResult, audit, flagged, score_rule_sets, scores_to_frame
 from .circuit_sampler import BinCodes, PCConditionalSampler
 from .errors import EmptyGroupError, RuleSetError, SkippedRuleSetWarning
 from .mining import frequent_rule_sets, num_candidate_rule_sets, single_feature_rules
@@ -53,6 +52,7 @@ __all__ = [
     "SensitiveSpec",
     "SkippedRuleSetWarning",
     "TabularPerturbationSampler",
+    "TestSGDResult",
     "TermMatcher",
     "TermReplacementSampler",
     "TermRule",
@@ -64,7 +64,6 @@ __all__ = [
     "max_sample_size",
     "mitigate",
     "num_candidate_rule_sets",
-    "pc_predictor",
     "resolve_specs",
     "score_from_counts",
     "score_rule_sets",

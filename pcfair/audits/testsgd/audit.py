@@ -12,6 +12,10 @@ import pandas as pd
 
 from pcfair.errors import DataError, SpecError
 
+from pcfair.audits._model import as_model
+from pcfair.audits._result import AuditResult
+
+from .circuit_sampler import PCConditionalSampler
 from .errors import SkippedRuleSetWarning
 from .mining import frequent_rule_sets
 from .rules import RuleSet
@@ -21,7 +25,8 @@ from .streams import CHUNK_SIZE, GroupSampler, seed_sequence
 from .tabular_sampler import TabularPerturbationSampler
 from .text_sampler import TermReplacementSampler
 
-__all__ = ["audit", "score_rule_sets", "scores_to_frame", "flagged", "RESULT_COLUMNS"]
+__all__ = ["audit", "score_rule_sets", "scores_to_frame", "flagged", "RESULT_COLUMNS",
+           "TestSGDResult"]
 
 #: Columns of the frame :func:`audit` returns, in order.
 RESULT_COLUMNS = (
@@ -175,11 +180,75 @@ def flagged(results: pd.DataFrame, xi: float, *, mode: str = "point") -> pd.Data
     return results[value > xi]
 
 
+class TestSGDResult(AuditResult):
+    """The rule sets TestSGD scored, highest score first (:func:`audit`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Columns :data:`RESULT_COLUMNS`; the index holds the :class:`RuleSet` objects.
+    favorable : object
+        The favourable label l.
+    model : str
+        What was tested.
+
+    Examples
+    --------
+    >>> from pcfair.audits.testsgd import score_from_counts
+    >>> res = TestSGDResult(scores_to_frame([score_from_counts(283, 91, 1000)]))
+    >>> res
+    TestSGDResult(method='testsgd', n_rule_sets=1, top='None', top_score=0.192; 1 rows)
+    >>> len(res.flagged(0.15)), len(res.flagged(0.15, mode="conservative"))
+    (1, 0)
+    """
+
+    __test__ = False  # not a pytest test class
+    method = "testsgd"
+
+    def __init__(self, table: pd.DataFrame, *, favorable: Any = 1, model: str = ""):
+        self.table = table
+        self.favorable = favorable
+        self.model = model
+
+    def to_frame(self) -> pd.DataFrame:
+        """The scored rule sets (a copy of :attr:`table`)."""
+        return self.table.copy()
+
+    def flagged(self, xi: float, *, mode: str = "point") -> pd.DataFrame:
+        """The rule sets flagged at tolerance ``xi`` (see :func:`flagged`)."""
+        return flagged(self.table, xi, mode=mode)
+
+    def headline(self) -> dict:
+        top = self.table.iloc[0] if len(self.table) else None
+        return {"n_rule_sets": len(self.table),
+                "top": None if top is None else str(top["rule_set"]),
+                "top_score": None if top is None else float(top["score"])}
+
+    def _plot(self, ax, xi: float | None = None, mode: str = "point", top: int | None = 20):
+        """Scores with their margins, one bar per rule set; with ``xi``, flagged ones red."""
+        frame = self.table.head(int(top)) if top is not None else self.table
+        frame = frame.reset_index(drop=True)
+        hit = set() if xi is None else set(flagged(frame, xi, mode=mode).index)
+        colors = [("tab:red" if i in hit else "0.6") if xi is not None else "tab:blue"
+                  for i in range(len(frame))]
+        y = np.arange(len(frame))
+        ax.barh(y, frame["score"].to_numpy(float), xerr=frame["margin"].to_numpy(float),
+                color=colors, error_kw={"ecolor": "0.2", "capsize": 2, "lw": 0.8})
+        if xi is not None:
+            ax.axvline(xi, color="0.25", ls="--", lw=1, label=f"ξ = {xi:g}")
+            ax.legend(fontsize=8, loc="lower right")
+        ax.set_yticks(y, [str(t) for t in frame["rule_set"]])
+        ax.invert_yaxis()
+        ax.set_xlabel("group fairness score f = |P(l | R) − P(l | not R)| ± margin")
+        return ax
+
+
 def audit(
     data: pd.DataFrame,
-    predict: Callable[[Any], Any],
+    model: Any = None,
     *,
     sensitive: Any,
+    outcome: str | None = None,
     favorable: Any = 1,
     sup_thr: float = 0.05,
     sample_thr: int = 1000,
@@ -213,12 +282,17 @@ def audit(
     data : pandas.DataFrame of shape (n_rows, n_columns)
         The dataset D, in the form ``predict`` takes (drop the label column); for text, a
         frame with the documents in ``text_column``.
-    predict : callable
-        ``predict(batch) -> labels`` (or class scores, reduced by argmax), on a DataFrame
-        with D's columns or on a list of texts.
+    model : Circuit, PCClassifier, estimator or callable
+        The tested model M (see :func:`pcfair.audits._model.as_model`): its favourable
+        decisions are ``P(favorable | x) >= 0.5``. A callable gets a DataFrame with D's
+        columns or a list of texts and returns labels (or class scores, reduced by argmax) or
+        probabilities of ``favorable``. Stored predictions are refused: TestSGD queries M
+        on new inputs.
     sensitive : sequence or mapping
         The sensitive features; see :func:`~pcfair.audits.testsgd.resolve_specs`. For text,
         term-category names (``["gender", "religion"]``) or a mapping name -> terms.
+    outcome : str, optional
+        The variable a circuit model predicts (its decision variable).
     favorable : label
         l, the favourable label (``True``/1 in the paper's experiments).
     sup_thr : float
@@ -231,10 +305,11 @@ def audit(
         Confidence of each group's estimate (0.95, so z = 1.96 and joint 0.9025).
     bins : int
         K, equal-width bins of continuous features (10).
-    sampler : GroupSampler, optional
+    sampler : GroupSampler or "circuit", optional
         Default: :class:`TabularPerturbationSampler` (structured) or
         :class:`TermReplacementSampler` (text), the paper's samplers.
-        :class:`PCConditionalSampler` draws from a probabilistic circuit instead.
+        :class:`PCConditionalSampler` draws from a probabilistic circuit instead;
+        ``"circuit"`` builds one from the model's own circuit (a Circuit or a PCClassifier).
     random_state : int, Generator or None
     text_column : str, optional
         Text data: the column with the documents.
@@ -256,9 +331,9 @@ def audit(
 
     Returns
     -------
-    pandas.DataFrame
-        One row per scored rule set, highest score first, with columns
-        :data:`RESULT_COLUMNS`: ``rule_set`` (text), ``score`` (f), ``p_group``,
+    TestSGDResult
+        ``.table`` (also ``to_frame()``): one row per scored rule set, highest score first,
+        with columns :data:`RESULT_COLUMNS`: ``rule_set`` (text), ``score`` (f), ``p_group``,
         ``p_rest``, ``margin`` (eps), ``n_samples`` (per group), ``support``,
         ``difference`` (p_group - p_rest), ``margin_group``, ``margin_rest``,
         ``n_queries``, ``confidence`` (joint), ``interval``, ``converged``, ``sampler`` and
@@ -275,7 +350,7 @@ def audit(
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"sex": rng.choice(["F", "M"], 400), "x": rng.integers(0, 10, 400)})
     >>> predict = lambda b: ((b["sex"] == "M") | (b["x"] > 7)).astype(int)
-    >>> res = audit(df, predict, sensitive=["sex"], random_state=0)
+    >>> res = audit(df, predict, sensitive=["sex"], random_state=0).to_frame()
     >>> sorted(res["rule_set"]), bool(res["score"].iloc[0] > 0.6)
     (['sex=F', 'sex=M'], True)
     """
@@ -283,6 +358,8 @@ def audit(
         raise DataError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     if not 0.0 <= min_complement_support <= 1.0:
         raise SpecError(f"min_complement_support must be in [0, 1], got {min_complement_support}")
+    m = as_model(model, outcome=outcome, favorable=favorable)
+    m.require_inputs("TestSGD")
     specs = resolve_specs(data, sensitive, bins=bins, domains=domains, text_column=text_column)
     mined = frequent_rule_sets(
         data, specs, sup_thr=sup_thr, support_mode=support_mode, categorical_rules=categorical_rules,
@@ -300,14 +377,22 @@ def audit(
     )
     _warn_skipped("with no member in the data", mined.loc[empty_group & ~empty_rest, "text"].tolist())
     kept = mined[~drop]
+    if isinstance(sampler, str):
+        if sampler != "circuit":
+            raise SpecError(f"sampler={sampler!r}: pass a GroupSampler or 'circuit'")
+        if m.circuit is None:
+            raise SpecError("sampler='circuit' needs a model with a circuit (a Circuit or a "
+                            "fitted PCClassifier)")
+        sampler = PCConditionalSampler(
+            m.circuit, columns=[c for c in data.columns if c in set(map(str, m.circuit.names))])
     if sampler is None:
         text = any(s.kind == "term_category" for s in specs)
         sampler = TermReplacementSampler() if text else TabularPerturbationSampler()
     sampler.fit(data, specs)
     scores = score_rule_sets(
-        kept["rule_set"].tolist(), predict, sampler, supports=kept["support"].tolist(),
-        favorable=favorable, sample_thr=sample_thr, error_thr=error_thr, confidence=confidence,
+        kept["rule_set"].tolist(), m.hits, sampler, supports=kept["support"].tolist(),
+        favorable=True, sample_thr=sample_thr, error_thr=error_thr, confidence=confidence,
         z=z, interval=interval, check_from=check_from, batch_size=batch_size,
         random_state=random_state, progress=progress,
     )
-    return scores_to_frame(scores)
+    return TestSGDResult(scores_to_frame(scores), favorable=favorable, model=m.name)

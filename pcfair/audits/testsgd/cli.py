@@ -26,7 +26,7 @@ from pcfair.cli import (finite_float, load_model as _load_model_file, nonnegativ
 from pcfair.errors import DataError, SpecError
 
 from .audit import audit, flagged
-from .circuit_model import pc_predictor
+from pcfair.audits._model import as_model
 from .circuit_sampler import PCConditionalSampler
 from .specs import SensitiveSpec
 from .scoring import INTERVALS
@@ -121,10 +121,10 @@ def load_model(spec: str, *, target: str | None) -> tuple[Any, Any]:
         if not target:
             raise SpecError("a circuit model needs --target, the class variable")
         circuit = _load_circuit(spec)
-        return pc_predictor(circuit, target), circuit
+        return as_model(circuit, outcome=target), circuit
     obj = _load_callable(spec)
-    predict = obj.predict if hasattr(obj, "predict") else obj
-    if not callable(predict):
+    predict = obj
+    if not callable(predict) and not hasattr(obj, "predict"):
         raise DataError(f"model {spec!r} is neither callable nor has a predict method")
     return predict, None
 
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         data, predict, sensitive=sensitive, favorable=parse_value(args.favorable), sup_thr=args.sup_thr,
         sample_thr=args.sample_thr, error_thr=args.error_thr, confidence=args.confidence, bins=args.bins,
         sampler=sampler, random_state=args.seed, text_column=args.text_column, interval=args.interval,
-    )
+    ).table
     hits = flagged(results, args.xi, mode=args.flag_mode) if args.xi is not None else results.iloc[:0]
     shown = results.head(args.top) if args.top else results
     if args.format == "json":
