@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -209,3 +212,114 @@ def test_row_expressions_evaluate_vectorised():
 def test_a_specification_needs_an_expectation():
     with pytest.raises(SpecError, match="no E\\[...\\] term"):
         Monitor("0.5 > 0.3")
+
+
+# --- the text form is read by Python's ast module after a small pre-translation --------------
+
+@pytest.mark.parametrize(("text", "position", "construct"), [
+    ("E[f(r)] > 0", 2, "a function call"),
+    ("E[r.mean()] > 0", 2, "a function call"),
+    ("E[r] > 0.5 & E[__import__('os')] > 0", 15, "a function call"),
+    ("E[r ** 2] > 0", 4, "the operator '**'"),
+    ("E[r // 2] > 0", 4, "the operator '//'"),
+    ("E[r % 2] > 0", 4, "the operator '%'"),
+    ("E[r @ s] > 0", 4, "the operator '@'"),
+    ("E[r ^ s] > 0", 4, "the operator '^'"),
+    ("E[r in s] > 0", 4, "the operator 'in'"),
+    ("E[r is not s] > 0", 4, "the operator 'is not'"),
+    ("E[lambda: 1] > 0", 2, "a lambda"),
+    ("E[r if s else t] > 0", 2, "an if-else expression"),
+    ("E[[1, 2]] > 0", 2, "a list"),
+    ("E[{1: 2}] > 0", 2, "a dict"),
+    ("E[r[0]] > 0", 2, "indexing"),
+    ("E[r:2] > 0", 2, "a slice"),
+    ("E[x := 1] > 0", 2, "an assignment expression (:=)"),
+    ("E[*r] > 0", 2, "a starred expression"),
+    ("E[(yield)] > 0", 3, "yield"),
+    ("E[r] > None", 7, "the constant None"),
+    ("E[r] > 0.5, E[s] > 0.5", 0, "a tuple"),
+])
+def test_python_syntax_outside_the_grammar_is_refused_by_name(text, position, construct):
+    with pytest.raises(SpecSyntaxError) as info:
+        parse_spec(text)
+    assert info.value.position == position, str(info.value)
+    assert info.value.reason == f"{construct} is not part of AVOIR's specification language" \
+        or info.value.reason.startswith(f"{construct} is not part")
+
+
+def test_user_text_is_only_parsed_never_evaluated(tmp_path, monkeypatch):
+    target = tmp_path / "keep.txt"
+    target.write_text("x")
+    # eval/exec are never called, and compile only ever builds an AST
+    real_compile = builtins.compile
+
+    def ast_only(source, filename, mode, flags=0, *args, **kwargs):
+        assert flags & ast.PyCF_ONLY_AST, "user text compiled to code"
+        return real_compile(source, filename, mode, flags, *args, **kwargs)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("user text evaluated")
+
+    monkeypatch.setattr(builtins, "compile", ast_only)
+    monkeypatch.setattr(builtins, "eval", refuse)
+    monkeypatch.setattr(builtins, "exec", refuse)
+    attack = f"E[r | __import__('os').remove({str(target)!r})] > 0"
+    with pytest.raises(SpecSyntaxError, match="not part of AVOIR"):
+        parse_spec(attack)
+    with pytest.raises(SpecSyntaxError):
+        parse_expression("__import__('os').system('exit 3')")
+    assert target.read_text() == "x"
+    assert parse_spec("E[r | s == M] > 0.5").same_as(E(r, given=Var("s") == "M") > 0.5)
+
+
+def test_pre_translation_leaves_literals_alone():
+    # operators, quotes and unicode inside strings are never rewritten
+    leaf = parse_spec('E[r | s == "a | b = c & !d ≠ é"] > 0').leaves()[0]
+    assert leaf.given.same_as(Var("s") == "a | b = c & !d ≠ é")
+    # a column named like the placeholders the pre-translation uses
+    leaf = parse_spec('E[_L0 | `_L1 x` == "_L0"] > 0').leaves()[0]
+    assert leaf.expr.same_as(Var("_L0")) and leaf.given.same_as(Var("_L1 x") == "_L0")
+    # columns named like Python keywords, dotted names, and whitespace or line breaks anywhere
+    spec = parse_spec("  E[class | if == 1,\n\t a.b] > 0 ")
+    assert spec.same_as(E(Var("class"), given=(Var("if") == 1) & Var("a.b")) > 0)
+    assert parse_spec(spec.to_text()).same_as(spec)
+
+
+@pytest.mark.parametrize(("text", "position", "reason"), [
+    ("E[r s] > 0", 4, "unexpected 's'"),
+    ("E[a + b c] > 0", 8, "unexpected 'c'"),
+    ("E[r | s", 7, "expected ']' to close E[, found the end of the text"),
+    ("(E[r] > 0.5", 11, "expected ')' to close the parenthesis, found the end of the text"),
+    ("E[r)", 3, "expected ']' to close E[, found ')'"),
+    ("E[r] > 0.5)", 10, "unexpected ')'"),
+    ("E[]", 2, "E[...] needs an expression"),
+    ("E[r,] > 0", 2, "a comma must be followed by given= or range="),
+    ("E[r] > 0x10", 8, "unexpected 'x10'"),
+    ("E[r] > 1_000", 8, "unexpected '_000'"),
+    ("E[r] > 1j", 8, "unexpected 'j'"),
+    ("E[r | s == f'x'] > 0", 12, "unexpected \"'x'\""),
+    ("E[r] > 1e999", 7, "a constant must be a finite number"),
+    ("E[x, range=(0, a)] > 0", 11, "range=(a, b) needs two numbers"),
+    ("E[x, range=(0, 1), range=(0, 2)] > 0", 19, "range= is given twice"),
+    ("(E)[r] > 0", 0, "only E[...] takes brackets"),
+])
+def test_more_syntax_errors_point_at_the_token(text, position, reason):
+    with pytest.raises(SpecSyntaxError) as info:
+        parse_spec(text)
+    assert info.value.position == position, str(info.value)
+    assert reason in info.value.reason
+
+
+_names = st.sampled_from(["x", "r", "class", "if", "None", "true", "E", "a.b", "my col",
+                          "_L0", "x-y"])
+_values = st.one_of(st.text(max_size=6).filter(lambda v: "`" not in v),
+                    st.integers(-5, 5), st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=_names, other=_names, value=_values, op=st.sampled_from(["==", "!=", "<", ">="]))
+def test_any_column_name_and_literal_round_trip(name, other, value, op):
+    cond = {"==": Var(other) == value, "!=": Var(other) != value, "<": Var(other) < value,
+            ">=": Var(other) >= value}[op]
+    spec = E(~Var(name), given=cond & Var(name)) > 0.5
+    assert parse_spec(spec.to_text()).same_as(spec)

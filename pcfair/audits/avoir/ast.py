@@ -33,13 +33,31 @@ Text-form conventions (paper style ``E[r | sex=M]``):
   ``given=`` and ``range=(a, b)`` may follow a comma (``E[x, given=s, range=(0, 4)]``).
 * A bare variable used as a condition means "is non-zero".
 
+How the text is read. The text is never evaluated: a small pre-translation turns it into a Python
+expression, :func:`ast.parse` reads that, and a :class:`ast.NodeVisitor` accepts only the grammar
+above, refusing any other Python syntax by name (calls, ``**``, ``in``, lambdas, indexing...).
+The pre-translation works token by token and keeps each character's offset, so errors point into
+the user's text:
+
+* ``&``, ``|`` and ``!`` (and their spellings above) become ``and``, ``or`` and ``not``, which
+  bind looser than comparisons in Python as in the text form (Python's ``&`` and ``|`` do not);
+* ``=`` becomes ``==``; ``≠ ≤ ≥ × ÷ −`` their ASCII forms;
+* the first ``|`` at the top of an ``E[...]`` becomes ``, given:=``, and ``given=``/``range=``
+  after a comma become ``given:=``/``range:=``;
+* strings, backticked and dotted column names and bare-word values become placeholder names, so
+  Python never reads a literal (a column named like a Python keyword, ``class``, is read as a
+  column when the text does not parse otherwise);
+* Python-only spellings such as ``0x10``, ``1_000``, ``1j`` or ``#`` are not produced: adjacent
+  words and numbers are kept apart and characters outside the language are refused.
+
 Values of an expectation's expression must lie in ``[0, 1]`` (Bernoulli variables, as the paper
 assumes) unless a ``range=(a, b)`` is declared; the bound is then scaled by ``b − a``.
 """
 
 from __future__ import annotations
 
-import json
+import ast
+import keyword
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -330,7 +348,8 @@ class Var(Expr):
         return ("var", self.name)
 
     def to_text(self) -> str:
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", self.name) and self.name not in _KEYWORDS:
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", self.name) and self.name not in _KEYWORDS \
+                and not keyword.iskeyword(self.name):
             return self.name
         return "`" + self.name + "`"
 
@@ -363,7 +382,7 @@ class Const(Expr):
 
     def to_text(self) -> str:
         if isinstance(self.value, str):
-            return json.dumps(self.value)
+            return '"' + self.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
         return _fmt_number(self.value)
 
 
@@ -1020,321 +1039,396 @@ def iter_nodes(node) -> Iterator:
 
 
 # ---------------------------------------------------------------------------------------------
-# Parser for the text form
+# The text form: a small pre-translation to Python, ``ast.parse`` and a checking NodeVisitor
 # ---------------------------------------------------------------------------------------------
 
+#: Words that are never a bare-word value after ``==`` (and print without backticks).
 _KEYWORDS = {"and", "or", "not", "True", "False", "true", "false", "E"}
+#: Python keywords that keep their meaning when others are read as column names.
+_PY_WORDS = {"and", "or", "not", "True", "False", "None"}
 
 _TOKEN_RE = re.compile(
     r"""
-    (?P<ws>\s+)
-  | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+    (?P<space>\s+)
   | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
-  | (?P<quoted>`[^`]+`)
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_.]*)
-  | (?P<op>==|!=|<=|>=|&&|\|\||[=<>!~&|+\-*/()\[\],≠∧∨¬×÷−≤≥])
+  | (?P<column>`[^`]+`)
+  | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_.]*)
+  | (?P<op>==|!=|<=|>=|:=|&&|\|\||[-=<>!~&|+*/%@^,.:;()\[\]{}≠∧∨¬×÷−≤≥])
     """,
     re.VERBOSE,
 )
 
-_OP_ALIASES = {"=": "==", "≠": "!=", "∧": "&", "&&": "&", "∨": "|", "||": "|", "¬": "!",
-               "~": "!", "×": "*", "÷": "/", "−": "-", "≤": "<=", "≥": ">="}
+#: The paper's spellings that Python cannot read, or reads with another precedence: in the text
+#: form & | ! bind looser than comparisons, as Python's and/or/not do.
+_PYTHON_SPELLING = {
+    "=": "==", "≠": "!=", "≤": "<=", "≥": ">=", "×": "*", "÷": "/", "−": "-",
+    "&": " and ", "&&": " and ", "∧": " and ", "|": " or ", "||": " or ", "∨": " or ",
+    "!": " not ", "~": " not ", "¬": " not ",
+}
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
 
 
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # number string quoted ident op eof
-    text: str
-    pos: int
-    end: int
-    raw: str = ""
+@dataclass
+class _Bracket:
+    closer: str
+    what: str  # "E[", "the parenthesis"...
+    is_e: bool  # the bracket of an E[...]
+    row: bool  # inside E[...], where a bare word after == is text
+    expr_part: bool = True  # E[...] before its first | or comma
 
 
-def _tokenize(text: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN_RE.match(text, pos)
-        if m is None:
-            raise SpecSyntaxError(f"unexpected character {text[pos]!r}", text, pos)
-        kind = m.lastgroup
-        raw = m.group()
-        if kind != "ws":
-            value = raw
-            if kind == "op":
-                value = _OP_ALIASES.get(raw, raw)
-            elif kind == "ident" and raw in ("and", "or", "not"):
-                kind, value = "op", {"and": "&", "or": "|", "not": "!"}[raw]
-            toks.append(_Tok(kind, value, pos, m.end(), raw))
-        pos = m.end()
-    toks.append(_Tok("eof", "", len(text), len(text)))
-    return toks
+class _Source:
+    """The text form rewritten as one line of Python, with each character's offset in the text.
 
+    Strings, backticked columns, dotted names and bare-word values become placeholder names
+    (looked up in ``literals``), so Python never reads a user's literal and the rewrite is ASCII.
+    """
 
-class _Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str, row: bool, keyword_columns: bool = False):
         if not isinstance(text, str):
             raise SpecError(f"a specification must be a string, got {type(text).__name__}")
         self.text = text
-        self.toks = _tokenize(text)
-        self.i = 0
+        self.prefix = "_L"
+        while self.prefix in text:
+            self.prefix += "_"
+        self.literals: dict[str, tuple[str, str, str]] = {}  # name -> (kind, value, source)
+        self.pieces: list[str] = []
+        self.where: list[int] = []  # offset in the text of each character of the rewrite
+        self.unclosed: str | None = None
+        self.starts: list[int] = []  # offset in the rewrite of each token
+        self.keyword_columns = keyword_columns  # read `class`, `if`... as column names
+        self.tokens = self._tokens()
+        self._translate(row)
+        python = "".join(self.pieces)
+        self.python = python.lstrip()  # Python refuses a leading space ("unexpected indent")
+        lead = len(python) - len(self.python)
+        self.where = self.where[lead:] + [len(text)]
+        self.starts = [i - lead for i in self.starts]
 
-    # token helpers
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
+    def fail(self, message: str, position: int):
+        raise SpecSyntaxError(message, self.text, position)
 
-    def peek(self, k: int = 1) -> _Tok:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
+    def _tokens(self) -> list[tuple[str, str, int, int]]:
+        toks, pos = [], 0
+        while pos < len(self.text):
+            m = _TOKEN_RE.match(self.text, pos)
+            if m is None:
+                self.fail(f"unexpected character {self.text[pos]!r}", pos)
+            if m.lastgroup != "space":
+                toks.append((m.lastgroup, m.group(), m.start(), m.end()))
+            pos = m.end()
+        return toks
 
-    def advance(self) -> _Tok:
-        t = self.toks[self.i]
-        self.i = min(self.i + 1, len(self.toks) - 1)
-        return t
+    def _emit(self, piece: str, start: int, same: bool = False):
+        self.pieces.append(piece)
+        self.where.extend(range(start, start + len(piece)) if same else [start] * len(piece))
 
-    def error(self, message: str, tok: _Tok | None = None):
-        tok = tok or self.tok
-        raise SpecSyntaxError(message, self.text, tok.pos)
+    def _literal(self, kind: str, value: str, start: int, end: int):
+        name = f"{self.prefix}{len(self.literals)}"
+        self.literals[name] = (kind, value, self.text[start:end])
+        self._emit(f" {name} ", start)  # spaces: never glued to a neighbour (f"..", b"..")
 
-    def is_op(self, *ops: str) -> bool:
-        return self.tok.kind == "op" and self.tok.text in ops
-
-    def expect(self, op: str, what: str) -> _Tok:
-        if not self.is_op(op):
-            found = "the end of the text" if self.tok.kind == "eof" else repr(self.tok.raw)
-            self.error(f"expected {op!r} {what}, found {found}")
-        return self.advance()
-
-    def finish(self, node):
-        if self.tok.kind != "eof":
-            self.error(f"unexpected {self.tok.raw!r} after a complete expression")
-        return node
-
-    # grammar: or > and > not > comparison > additive > multiplicative > unary > atom
-    def parse_or(self, ctx: str, bar_ends: bool = False):
-        left = self.parse_and(ctx, bar_ends)
-        while self.is_op("|") and not (bar_ends and self.tok.raw == "|"):
-            op_tok = self.advance()
-            right = self.parse_and(ctx, bar_ends)
-            left = self.combine_logic("|", left, right, op_tok, ctx)
-        return left
-
-    def parse_and(self, ctx: str, bar_ends: bool):
-        left = self.parse_not(ctx, bar_ends)
-        while self.is_op("&"):
-            op_tok = self.advance()
-            right = self.parse_not(ctx, bar_ends)
-            left = self.combine_logic("&", left, right, op_tok, ctx)
-        return left
-
-    def combine_logic(self, op, left, right, op_tok, ctx):
-        if ctx == "row":
-            return BinOp(op, left, right)
-        for side, node in (("left", left), ("right", right)):
-            if not isinstance(node, Spec):
-                self.error(
-                    f"{op} combines specifications (comparisons of E[...] terms with constants); "
-                    f"its {side} side {node} is not one", op_tok)
-        return And(left, right) if op == "&" else Or(left, right)
-
-    def parse_not(self, ctx: str, bar_ends: bool):
-        if self.is_op("!"):
-            op_tok = self.advance()
-            if ctx != "row":
-                self.error("AVOIR's grammar has no negation of a specification or term; "
-                           "flip the comparison instead", op_tok)
-            return UnaryOp("!", self.parse_not(ctx, bar_ends))
-        return self.parse_comparison(ctx, bar_ends)
-
-    def parse_comparison(self, ctx: str, bar_ends: bool):
-        left = self.parse_additive(ctx)
-        if self.is_op(">", "<", "==", "!=", ">=", "<="):
-            op_tok = self.advance()
-            op = op_tok.text
-            if ctx == "row" and op in ("==", "!=") and self.tok.kind == "ident" \
-                    and self.tok.raw not in _KEYWORDS:
-                right = Const(self.bare_word())
+    def _translate(self, row: bool):
+        toks = self.tokens
+        stack = [_Bracket("", "", False, row, expr_part=False)]
+        k, done, prev = 0, 0, ""
+        while k < len(toks):
+            kind, raw, start, end = toks[k]
+            self._emit(" " * (start - done), done, same=True)
+            if k and start == done and kind in ("number", "word") \
+                    and toks[k - 1][0] in ("number", "word"):
+                self._emit(" ", start)  # 0x10, 1_000, 1j: Python would read one number
+            self.starts.append(len(self.where))
+            top = stack[-1]
+            after = toks[k + 1][1] if k + 1 < len(toks) else None
+            out = _PYTHON_SPELLING.get(raw, raw) if kind == "op" else raw
+            if kind == "string":
+                self._literal("str", re.sub(r"\\(.)", r"\1", raw[1:-1]), start, end)
+            elif kind == "word" and top.row and prev in ("==", "!=") and raw not in _KEYWORDS:
+                k, end = self._bare_word(k)
+            elif kind == "column" or kind == "word" and ("." in raw or self.keyword_columns
+                                                         and keyword.iskeyword(raw)
+                                                         and raw not in _PY_WORDS):
+                self._literal("col", raw.strip("`"), start, end)
+            elif raw == "|" and top.is_e and top.expr_part:
+                self._emit(out := ", given:=", start)
+            elif raw == "=" and top.is_e and k > 1 and toks[k - 1][1] in ("given", "range") \
+                    and toks[k - 2][1] == ",":
+                self._emit(out := ":=", start)
             else:
-                right = self.parse_additive(ctx)
-            if self.is_op(">", "<", "==", "!=", ">=", "<="):
-                self.error("comparisons cannot be chained; combine them with & instead")
-            if ctx == "row":
-                return BinOp(op, left, right)
-            return self.make_threshold(op, left, right, op_tok)
-        return left
+                if raw in _CLOSER:
+                    is_e = raw == "[" and k > 0 and toks[k - 1][:2] == ("word", "E")
+                    if is_e and after == "]":
+                        self.fail("E[...] needs an expression", toks[k + 1][2])
+                    what = "E[" if is_e else "the parenthesis" if raw == "(" else repr(raw)
+                    stack.append(_Bracket(_CLOSER[raw], what, is_e, top.row or is_e))
+                elif raw in (")", "]", "}"):
+                    if len(stack) == 1:
+                        self.fail(f"unexpected {raw!r}", start)
+                    if raw != top.closer:
+                        self.fail(f"expected {top.closer!r} to close {top.what}, found {raw!r}",
+                                  start)
+                    stack.pop()
+                self._emit(out, start, same=out == raw)
+            if top.is_e and raw in ("|", ","):
+                top.expr_part = False
+            prev, done = out.strip(), end
+            k += 1
+        self._emit(" " * (len(self.text) - done), done, same=True)
+        if len(stack) > 1:
+            self.unclosed = (f"expected {stack[-1].closer!r} to close {stack[-1].what}, "
+                             "found the end of the text")
+            self._emit("".join(b.closer for b in reversed(stack[1:])), len(self.text))
 
-    def bare_word(self) -> str:
-        """A bare word on the right of == / != in a row expression: a literal string."""
-        tok = self.advance()
-        word = tok.raw
-        end = tok.end
-        while (self.is_op("-") and self.tok.pos == end and self.peek().pos == self.tok.end
-               and self.peek().kind in ("ident", "number")):
-            self.advance()
-            nxt = self.advance()
-            word += "-" + nxt.raw
-            end = nxt.end
-        if self.is_op("+", "-", "*", "/"):
-            self.error(f"the bare word {word!r} on the right of a comparison is read as the "
-                       f"text \"{word}\"; write `{word}` in backticks to use the column")
-        return word
+    def _bare_word(self, k: int) -> tuple[int, int]:
+        """A bare word on the right of == / != inside E[...]: text, glued over ``-`` with no
+        spaces (``race=African-American``)."""
+        toks = self.tokens
+        _, word, start, end = toks[k]
+        while (k + 2 < len(toks) and toks[k + 1][1] == "-" and toks[k + 1][2] == end
+               and toks[k + 2][2] == toks[k + 1][3] and toks[k + 2][0] in ("word", "number")):
+            word += "-" + toks[k + 2][1]
+            end = toks[k + 2][3]
+            k += 2
+        if k + 1 < len(toks) and toks[k + 1][1] in ("+", "-", "*", "/", "×", "÷", "−"):
+            self.fail(f"the bare word {word!r} on the right of a comparison is read as the "
+                      f"text \"{word}\"; write `{word}` in backticks to use the column",
+                      toks[k + 1][2])
+        self._literal("str", word, start, end)
+        return k, end
 
-    def make_threshold(self, op, left, right, op_tok):
+    def syntax_error(self, err: SyntaxError):
+        """Re-raise Python's SyntaxError about the rewrite as one about the user's text."""
+        off = (err.offset or 0) - 1
+        if "forgot a comma" in err.msg and err.end_offset:
+            # Python marks two juxtaposed expressions; the second one's first token is at fault
+            for start in sorted(self.starts, reverse=True):
+                if off < start < err.end_offset - 1 and _parses(self.python[off:start]):
+                    off = start
+                    break
+        while 0 <= off < len(self.python) and self.python[off] == " ":
+            off += 1
+        if off < 0 or off >= len(self.python) or self.where[off] >= len(self.text):
+            self.fail("unexpected end of the text; an operand is missing", len(self.text))
+        pos = self.where[off]
+        tok = next((t[1] for t in self.tokens if t[2] <= pos < t[3]), self.text[pos])
+        after = " after a complete expression" if _parses(self.python[:off]) else ""
+        self.fail(f"unexpected {tok!r}{after}", pos)
+
+
+#: Python syntax the grammar does not have, named in the error.
+_CONSTRUCTS = {
+    "Call": "a function call", "Attribute": "an attribute", "Subscript": "indexing",
+    "Slice": "a slice", "Lambda": "a lambda", "IfExp": "an if-else expression",
+    "NamedExpr": "an assignment expression (:=)", "Tuple": "a tuple", "List": "a list",
+    "Set": "a set", "Dict": "a dict", "ListComp": "a comprehension",
+    "SetComp": "a comprehension", "DictComp": "a comprehension",
+    "GeneratorExp": "a generator expression", "JoinedStr": "an f-string",
+    "Starred": "a starred expression", "Await": "await", "Yield": "yield",
+    "YieldFrom": "yield",
+}
+_PY_OPS = {
+    "Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "Pow": "**", "FloorDiv": "//",
+    "Mod": "%", "MatMult": "@", "BitXor": "^", "LShift": "<<", "RShift": ">>", "BitAnd": "&",
+    "BitOr": "|", "Gt": ">", "Lt": "<", "GtE": ">=", "LtE": "<=", "Eq": "==", "NotEq": "!=",
+    "In": "in", "NotIn": "not in", "Is": "is", "IsNot": "is not", "Invert": "~", "Not": "!",
+    "UAdd": "+", "USub": "-",
+}
+
+
+class _Reader(ast.NodeVisitor):
+    """Builds the AVOIR tree from Python's parse of the rewrite; refuses what the grammar lacks.
+
+    ``row`` is True inside ``E[...]`` (row expressions) and False at the specification level.
+    """
+
+    def __init__(self, src: _Source, row: bool):
+        self.src, self.row = src, row
+
+    def fail(self, message: str, at: ast.AST | int):
+        offset = at if isinstance(at, int) else at.col_offset
+        self.src.fail(message, self.src.where[offset])
+
+    def op_at(self, left: ast.AST, right: ast.AST) -> int:
+        """Offset (in the rewrite) of the operator between two operands."""
+        i = left.end_col_offset
+        while i < right.col_offset and self.src.python[i] in " )":
+            i += 1
+        return i
+
+    def visit(self, node: ast.AST):
+        try:
+            return super().visit(node)
+        except SpecSyntaxError:
+            raise
+        except SpecError as err:  # a builder's refusal, e.g. an infinite constant
+            self.fail(str(err), node)
+
+    def generic_visit(self, node: ast.AST):
+        what = _CONSTRUCTS.get(type(node).__name__, f"Python's {type(node).__name__}")
+        self.fail(f"{what} is not part of AVOIR's specification language", node)
+
+    def visit_Constant(self, node: ast.Constant):
+        v = node.value
+        if not isinstance(v, (bool, int, float)):
+            self.fail(f"the constant {v!r} is not part of AVOIR's specification language", node)
+        if self.row:
+            return Const(v)
+        if isinstance(v, bool):
+            self.fail(f"the Boolean {v} must be inside E[...]", node)
+        return Constant(v)
+
+    def visit_Name(self, node: ast.Name):
+        kind, value, source = self.src.literals.get(node.id, ("name", node.id, node.id))
+        if not self.row:
+            self.fail(f"the variable {source} must be inside E[...]" if kind in ("name", "col")
+                      else "a string can only appear inside E[...]", node)
+        if kind == "name" and value in ("true", "false"):
+            return Const(value == "true")
+        return Var(value) if kind in ("name", "col") else Const(value)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        op = _PY_OPS[type(node.op).__name__]
+        if op == "~":
+            self.fail("the operator '~' is not part of AVOIR's specification language", node)
+        if op == "!" and not self.row:
+            self.fail("AVOIR's grammar has no negation of a specification or term; "
+                      "flip the comparison instead", node)
+        operand = self.visit(node.operand)
+        if op == "!":
+            return UnaryOp("!", operand)
+        if isinstance(operand, Spec):
+            self.fail("unary minus applies to expectation terms, not specifications", node)
+        return -operand if op == "-" else operand
+
+    def visit_BinOp(self, node: ast.BinOp):
+        left, op, at = self.visit(node.left), _PY_OPS[type(node.op).__name__], \
+            self.op_at(node.left, node.right)
+        if op not in ("+", "-", "*", "/"):
+            self.fail(f"the operator {op!r} is not part of AVOIR's specification language", at)
+        right = self.visit(node.right)
+        if self.row:
+            return BinOp(op, left, right)
+        for side in (left, right):
+            if isinstance(side, Spec):
+                self.fail(f"{op!r} applies to expectation terms, not to the specification "
+                          f"{side}", at)
+        return TermOp(op, left, right)
+
+    def visit_BoolOp(self, node: ast.BoolOp):
+        op = "&" if isinstance(node.op, ast.And) else "|"
+        result = self.visit(node.values[0])
+        for a, b in zip(node.values, node.values[1:]):
+            right = self.visit(b)
+            if self.row:
+                result = BinOp(op, result, right)
+                continue
+            for side, value in (("left", result), ("right", right)):
+                if not isinstance(value, Spec):
+                    self.fail(f"{op} combines specifications (comparisons of E[...] terms with "
+                              f"constants); its {side} side {value} is not one", self.op_at(a, b))
+            result = And(result, right) if op == "&" else Or(result, right)
+        return result
+
+    def visit_Compare(self, node: ast.Compare):
+        left, op = self.visit(node.left), _PY_OPS[type(node.ops[0]).__name__]
+        at = self.op_at(node.left, node.comparators[0])
+        if op in ("in", "not in", "is", "is not"):
+            self.fail(f"the operator {op!r} is not part of AVOIR's specification language", at)
+        right = self.visit(node.comparators[0])
+        if len(node.ops) > 1:
+            self.fail("comparisons cannot be chained; combine them with & instead",
+                      self.op_at(node.comparators[0], node.comparators[1]))
+        if self.row:
+            return BinOp(op, left, right)
         if op in (">=", "<="):
-            self.error(f"AVOIR's grammar has no {op}; use {op[0]} (the bound makes the two "
-                       "equivalent)", op_tok)
-        for node in (left, right):
-            if isinstance(node, Spec):
-                self.error(f"{op} compares an expectation term with a constant, not the "
-                           f"specification {node}; parenthesise or use & |", op_tok)
+            self.fail(f"AVOIR's grammar has no {op}; use {op[0]} (the bound makes the two "
+                      "equivalent)", at)
+        for side in (left, right):
+            if isinstance(side, Spec):
+                self.fail(f"{op} compares an expectation term with a constant, not the "
+                          f"specification {side}; parenthesise or use & |", at)
         if isinstance(right, Constant):
             return Threshold(left, op, right.value)
         if isinstance(left, Constant):
             return Threshold(right, _FLIP[op], left.value)
-        self.error(f"AVOIR compares an expectation term with a constant; rewrite as "
-                   f"({left} - {right}) {op} 0", op_tok)
+        self.fail(f"AVOIR compares an expectation term with a constant; rewrite as "
+                  f"({left} - {right}) {op} 0", at)
 
-    def parse_additive(self, ctx: str):
-        left = self.parse_multiplicative(ctx)
-        while self.is_op("+", "-"):
-            op_tok = self.advance()
-            right = self.parse_multiplicative(ctx)
-            left = self.arith(op_tok, left, right, ctx)
-        return left
-
-    def parse_multiplicative(self, ctx: str):
-        left = self.parse_unary(ctx)
-        while self.is_op("*", "/"):
-            op_tok = self.advance()
-            right = self.parse_unary(ctx)
-            left = self.arith(op_tok, left, right, ctx)
-        return left
-
-    def arith(self, op_tok, left, right, ctx):
-        op = op_tok.text
-        if ctx == "row":
-            return BinOp(op, left, right)
-        for node in (left, right):
-            if isinstance(node, Spec):
-                self.error(f"{op!r} applies to expectation terms, not to the specification "
-                           f"{node}", op_tok)
-        return TermOp(op, left, right)
-
-    def parse_unary(self, ctx: str):
-        if self.is_op("-"):
-            op_tok = self.advance()
-            operand = self.parse_unary(ctx)
-            if ctx == "row":
-                if isinstance(operand, Const) and not isinstance(operand.value, str):
-                    return Const(-operand.value)
-                return UnaryOp("-", operand)
-            if isinstance(operand, Spec):
-                self.error("unary minus applies to expectation terms, not specifications", op_tok)
-            return -operand
-        if self.is_op("+"):
-            self.advance()
-            return self.parse_unary(ctx)
-        return self.parse_atom(ctx)
-
-    def parse_atom(self, ctx: str):
-        tok = self.tok
-        if tok.kind == "number":
-            self.advance()
-            value = float(tok.text)
-            if ctx == "row":
-                is_int = re.fullmatch(r"\d+", tok.text) is not None
-                return Const(int(tok.text) if is_int else value)
-            return Constant(value)
-        if tok.kind == "ident" and tok.text == "E" and self.peek().kind == "op" \
-                and self.peek().text == "[":
-            if ctx == "row":
-                self.error("E[...] cannot be nested inside another E[...]")
-            return self.parse_expectation()
-        if tok.kind == "op" and tok.text == "(":
-            self.advance()
-            node = self.parse_or(ctx)
-            self.expect(")", "to close the parenthesis")
-            return node
-        if ctx == "row":
-            if tok.kind == "ident":
-                self.advance()
-                if tok.text in ("True", "true"):
-                    return Const(True)
-                if tok.text in ("False", "false"):
-                    return Const(False)
-                return Var(tok.text)
-            if tok.kind == "quoted":
-                self.advance()
-                return Var(tok.text[1:-1])
-            if tok.kind == "string":
-                self.advance()
-                return Const(_unquote(tok.text))
-        else:
-            if tok.kind in ("ident", "quoted"):
-                self.error(f"the variable {tok.raw} must be inside E[...]")
-            if tok.kind == "string":
-                self.error("a string can only appear inside E[...]")
-        if tok.kind == "eof":
-            self.error("unexpected end of the text; an operand is missing")
-        self.error(f"unexpected {tok.raw!r}; expected a number, a variable, E[...] or '('")
-
-    def parse_expectation(self) -> Expectation:
-        self.advance()  # E
-        self.advance()  # [
-        if self.is_op("]"):
-            self.error("E[...] needs an expression")
-        expr = self.parse_or("row", bar_ends=True)
+    def visit_Subscript(self, node: ast.Subscript):
+        if not (isinstance(node.value, ast.Name) and node.value.id == "E"
+                and self.src.python[node.value.end_col_offset] == "["):
+            self.fail("indexing is not part of AVOIR's specification language; only E[...] "
+                      "takes brackets", node)
+        if self.row:
+            self.fail("E[...] cannot be nested inside another E[...]", node)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not parts:
+            self.fail("E[...] needs an expression", node)
+        self.row = True  # (a refused text abandons the reader: no need to reset on errors)
+        expr = self.visit(parts[0])
+        if len(parts) == 1 and isinstance(node.slice, ast.Tuple):
+            self.fail("after the expression, a comma must be followed by given= or range=",
+                      node.slice)
         given: list[Expr] = []
         rng: tuple[float, float] | None = None
-        if self.is_op("|"):
-            self.advance()
-            given.append(self.parse_or("row"))
-        while self.is_op(","):
-            self.advance()
-            if self.tok.kind == "ident" and self.tok.text in ("given", "range") \
-                    and self.peek().kind == "op" and self.peek().raw == "=":
-                kw = self.advance().text
-                self.advance()  # =
-                if kw == "given":
-                    given.append(self.parse_or("row"))
-                else:
-                    if rng is not None:
-                        self.error("range= is given twice")
-                    rng = self.parse_range()
+        for part in parts[1:]:
+            name = part.target.id if isinstance(part, ast.NamedExpr) else None
+            if name == "given":
+                given.append(self.visit(part.value))
+            elif name == "range":
+                if rng is not None:
+                    self.fail("range= is given twice", part)
+                rng = self.range(part.value)
             elif given:
-                given.append(self.parse_or("row"))
+                given.append(self.visit(part))
             else:
-                self.error("after the expression, a comma must be followed by given= or range=")
-        self.expect("]", "to close E[")
+                self.fail("after the expression, a comma must be followed by given= or range=",
+                          part)
+        self.row = False
         cond = None
         for g in given:
             cond = g if cond is None else BinOp("&", cond, g)
         return Expectation(expr, cond, rng or (0.0, 1.0))
 
-    def parse_range(self) -> tuple[float, float]:
-        start = self.tok
-        self.expect("(", "to open range=(a, b)")
-        lo = self.signed_number()
-        self.expect(",", "between the two ends of range=(a, b)")
-        hi = self.signed_number()
-        self.expect(")", "to close range=(a, b)")
+    def range(self, node: ast.AST) -> tuple[float, float]:
+        ends = [self.visit(end) for end in node.elts] if isinstance(node, ast.Tuple) else []
+        if len(ends) != 2 or any(type(end) is not Const or type(end.value) not in (int, float)
+                                 for end in ends):
+            self.fail("range=(a, b) needs two numbers", node)
+        lo, hi = float(ends[0].value), float(ends[1].value)
         if not lo < hi:
-            self.error(f"range=(a, b) needs a < b, got ({lo}, {hi})", start)
+            self.fail(f"range=(a, b) needs a < b, got ({lo}, {hi})", node)
         return (lo, hi)
 
-    def signed_number(self) -> float:
-        sign = 1.0
-        if self.is_op("-"):
-            self.advance()
-            sign = -1.0
-        if self.tok.kind != "number":
-            self.error("expected a number")
-        return sign * float(self.advance().text)
+
+def _parses(python: str) -> bool:
+    try:
+        ast.parse(python, mode="eval")
+    except SyntaxError:
+        return False
+    return True
 
 
-def _unquote(s: str) -> str:
-    body = s[1:-1]
-    return re.sub(r"\\(.)", r"\1", body)
+def _parse(text: str, row: bool):
+    src = _Source(text, row)
+    try:
+        tree = ast.parse(src.python, mode="eval")
+    except SyntaxError as err:
+        retry = _Source(text, row, keyword_columns=True)  # a column named `class`, `if`...
+        if not _parses(retry.python):
+            src.syntax_error(err)
+        src, tree = retry, ast.parse(retry.python, mode="eval")
+    except (RecursionError, MemoryError):
+        src.fail("the text is nested too deeply to parse", 0)
+    try:
+        node = _Reader(src, row).visit(tree.body)
+    except RecursionError:
+        src.fail("the text is nested too deeply to parse", 0)
+    if src.unclosed:
+        src.fail(src.unclosed, len(text))
+    return node
 
 
 def parse_spec(text: str) -> Spec:
@@ -1353,7 +1447,8 @@ def parse_spec(text: str) -> Spec:
     Raises
     ------
     SpecSyntaxError
-        With the offending token's ``position`` and a caret under it in the message.
+        With the offending token's ``position`` and a caret under it in the message; Python
+        syntax outside the grammar (calls, ``**``, ``in``, lambdas...) is refused by name.
 
     Examples
     --------
@@ -1361,9 +1456,7 @@ def parse_spec(text: str) -> Spec:
     >>> parse_spec("E[r | sex=M] - E[r | sex=F] < 0.1")
     E[r | sex == "M"] - E[r | sex == "F"] < 0.1
     """
-    p = _Parser(text)
-    node = p.parse_or("spec")
-    node = p.finish(node)
+    node = _parse(text, row=False)
     if not isinstance(node, Spec):
         raise SpecSyntaxError(
             "a specification compares an expectation term with a constant, e.g. E[r] > 0.5; "
@@ -1380,8 +1473,7 @@ def parse_term(text: str) -> ETerm:
     >>> parse_term("E[r | g = 1] / E[r | g = 0]")
     E[r | g == 1] / E[r | g == 0]
     """
-    p = _Parser(text)
-    node = p.finish(p.parse_or("spec"))
+    node = _parse(text, row=False)
     if not isinstance(node, ETerm):
         raise SpecSyntaxError("expected an expectation term, found a specification", text, 0)
     return node
@@ -1396,5 +1488,4 @@ def parse_expression(text: str) -> Expr:
     >>> parse_expression("race=African-American & recid=0")
     race == "African-American" & recid == 0
     """
-    p = _Parser(text)
-    return p.finish(p.parse_or("row"))
+    return _parse(text, row=True)
