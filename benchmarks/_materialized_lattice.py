@@ -5,11 +5,11 @@ Copied from ``pcfair/patterns/dense.py`` and the census of ``pcfair/patterns/api
 6e3d123 (the engine was removed from the package in b9fe5cf), trimmed to what the benchmark
 needs: the table of all partial-assignment marginals is enumerated once, every lattice point is
 scored into full-lattice arrays (Δ, P(x, y), P(d, x, y), P(y)), and the summaries are boolean
-masks over the whole lattice. Helpers that still exist in the package with the same code are
-imported instead of copied: :func:`pcfair.patterns.dense.extension_summaries` (the maximal and
-minimal passes of the old ``summaries``), :func:`pcfair.patterns.dense.structure`,
-:func:`pcfair.patterns.dense.pareto_mask`, and the scoring numerics of
-:mod:`pcfair.patterns.scores`.
+masks over the whole lattice (``extension_summaries`` and ``structure``, the maximal and
+minimal passes of the old ``summaries``, moved here from ``pcfair/patterns/dense.py`` when the
+package's summaries moved to bitmaps). Helpers that still exist in the package with the same
+code are imported instead of copied: :func:`pcfair.patterns.dense.pareto_mask` and the scoring
+numerics of :mod:`pcfair.patterns.scores`.
 """
 
 from __future__ import annotations
@@ -23,13 +23,72 @@ from scipy.special import logsumexp
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.errors import NumericalError
-from pcfair.patterns.dense import LatticeTooLarge, extension_summaries, pareto_mask, structure
+from pcfair.patterns.dense import LatticeTooLarge, pareto_mask
 from pcfair.patterns.scores import (
     DivergenceMasses,
     discriminates,
     divergence_scores,
     log_normalizer,
 )
+
+
+def _per_axis(arr: np.ndarray, shape: tuple, reduce) -> np.ndarray:
+    """Close ``arr`` over the extension order: at each axis, the absent state (0) combines
+    all states of that axis (value states are only above themselves)."""
+    a = arr.reshape(shape).copy()
+    for axis in range(len(shape)):
+        idx = [slice(None)] * len(shape)
+        idx[axis] = 0
+        a[tuple(idx)] = reduce(a, axis=axis)  # computed before the assignment
+    return a
+
+
+def structure(shape: tuple, cards: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Number of x-variables and completeness of every lattice point (δ-independent)."""
+    n_x = np.zeros(shape, np.int8)
+    complete = np.ones(shape, bool)
+    for axis in range(len(shape)):
+        view = [1] * len(shape)
+        view[axis] = shape[axis]
+        st = np.arange(shape[axis]).reshape(view)
+        n_x = n_x + (st > cards[axis])
+        complete = complete & (st > 0)
+    return n_x, complete
+
+
+def extension_summaries(valid: np.ndarray, disc: np.ndarray, shape: tuple, cards: tuple,
+                        structure_arrays: tuple | None = None) -> dict[str, np.ndarray]:
+    """Maximal and minimal masks (flat, C-order over ``shape``) from the masks of defined
+    (``valid``) and discriminating (``disc``) lattice points; ``cards`` are the features'
+    cardinalities (a state above ``cards[axis]`` puts the feature in ``x``)."""
+    defined_ok = disc | ~valid
+    up_any = _per_axis(disc, shape, np.any)
+    # up_all over defined patterns; invalid points must not make a valid point's set fail,
+    # and a valid point's extensions are all valid or undefined (x only grows)
+    up_all = _per_axis(defined_ok, shape, np.all) & disc.reshape(shape)
+    d = disc.reshape(shape)
+    ndim = len(shape)
+    n_x, complete = structure_arrays if structure_arrays is not None else structure(shape, cards)
+
+    has_ext = np.zeros(shape, bool)
+    minimal = up_all.copy()
+    for axis in range(ndim):
+        absent = [slice(None)] * ndim
+        absent[axis] = 0
+        rest = [slice(None)] * ndim
+        rest[axis] = slice(1, None)
+        absent, rest = tuple(absent), tuple(rest)
+        # from its absent state, a discriminating extension along this axis
+        has_ext[absent] |= up_any[rest].any(axis=axis)
+        # one-step contraction along this axis (only from non-absent states); it must keep
+        # x non-empty to be valid
+        view = [1] * ndim
+        view[axis] = shape[axis] - 1
+        in_x = (np.arange(1, shape[axis]) > cards[axis]).reshape(view)
+        keeps_x = (n_x[rest] - in_x) > 0
+        minimal[rest] &= ~(keeps_x & np.expand_dims(up_all[absent], axis))
+    maximal = d & ~has_ext & ~complete
+    return {"maximal": maximal.ravel(), "minimal": minimal.ravel()}
 
 
 @dataclass(frozen=True)

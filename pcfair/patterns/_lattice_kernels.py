@@ -19,7 +19,8 @@ from numba import njit
 
 @njit(cache=True)
 def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size,
-                prog_tgt, prog_ptr, prog_src, ext_size, leaf_ext, leaf_index, max_leaves):
+                prog_tgt, prog_ptr, prog_src, ext_size, leaf_ext, leaf_index, max_leaves,
+                local_strides, leaf_local):
     """Advance the depth-first walk; write up to ``max_leaves`` closed leaf tables.
 
     ``work`` holds the chunk's table (rows over the remaining non-sensitive axes, then the
@@ -27,7 +28,9 @@ def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size,
     level. Level ``j`` data starts at ``level_base[j]``; axis ``j`` has ``cards[j]`` values
     and lattice state ``st[j]`` (0 absent, ``k + 1`` value ``k``). ``pos[0]`` is the current
     depth (−1 when the walk is over). ``strides[j]`` is axis ``j``'s stride in the global
-    lattice index; ``pos[1]`` the index part of the chunk's prefix.
+    lattice index; ``pos[1]`` the index part of the chunk's prefix. ``leaf_local`` receives
+    each leaf's index in the chunk's own sub-grid (strides ``local_strides``; the prefix's part
+    is 0), where the summaries' bitmap of the chunk is written.
 
     A leaf's raw table (``leaf_size`` entries: sensitive values × 2) is expanded into
     ``ext_size`` × 2 entries: value cells copied by the closure program's first part, absent
@@ -59,9 +62,12 @@ def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size,
                         acc += out[s]
                 out[tgt] = acc
             idx = pos[1]
+            loc = 0
             for a in range(n_axes):
                 idx += st[a] * strides[a]
+                loc += st[a] * local_strides[a]
             leaf_index[produced] = idx
+            leaf_local[produced] = loc
             produced += 1
             pos[0] = j - 1
             continue
@@ -152,6 +158,16 @@ def _kl(q, c):
 
 
 @njit(cache=True)
+def _cond(t, e):
+    """``P(d | e)`` of ext cell ``e`` of leaf table ``t`` (NaN when ``P(e) = 0``): the one
+    expression every score of the engine is a difference of."""
+    p = t[2 * e] + t[2 * e + 1]
+    if p > 0.0:
+        return min(t[2 * e] / p, 1.0)
+    return np.nan
+
+
+@njit(cache=True)
 def _rest_masses(t, mass_ptr, mass_idx, c):
     """``P(d, y, ¬x)`` and ``P(¬d, y, ¬x)`` of combination ``c`` in leaf table ``t``: the sum
     over the disjoint events of ``¬x`` (its cells ``mass_idx[mass_ptr[c]:mass_ptr[c + 1]]``)."""
@@ -197,7 +213,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                  pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_s, surv_idx,
                  surv_len,
                  list_on, list_idx, list_score, list_p, list_div, list_len,
-                 dense_out):
+                 bits_out, leaf_local, combo_loff):
     """Score every sensitive combination of ``n_leaves`` leaves and fold into the
     accumulators (each enabled by its arrays having entries; see
     :func:`pcfair.patterns.lattice.LatticeQuery`).
@@ -216,7 +232,12 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     Per leaf, the conditionals ``P(d | e)`` of its cells are computed once; every ``|Δ|`` of
     the leaf is a difference of two of them, so a leaf whose conditionals span at most
     ``min(δ) + atol`` and at most the best ``|Δ|`` so far holds no pattern to count, rank
-    or list and is skipped (not when every score is written to ``dense_out``).
+    or list and is skipped (not when the summaries' bitmap is written).
+
+    ``bits_out`` (empty: off) is the chunk's bitmap for the summaries
+    (:func:`pcfair.patterns.dense.extension_summaries`): the word of each pattern with support,
+    at ``leaf_local[leaf] + combo_loff[c]``, gets bit ``d`` when it discriminates at
+    ``deltas[d]`` (the very comparison that counts it) and bit ``len(deltas)`` (defined).
     """
     n_d = len(deltas)
     k_top = top_vals.shape[1]
@@ -225,7 +246,8 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     for d in range(1, n_d):
         if deltas[d] < lo_delta:
             lo_delta = deltas[d]
-    writing = dense_out.shape[0] > 0
+    writing = bits_out.shape[0] > 0
+    valid_bit = 1 << n_d
     n_c = len(combo_xy)
     mags = np.empty(n_c)
     thresholds = deltas + atol
@@ -240,16 +262,13 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
         lo = 2.0
         hi = -1.0
         for e in range(ext_size):
-            p = t[2 * e] + t[2 * e + 1]
-            prob[e] = p
-            if p > 0.0:
-                q = min(t[2 * e] / p, 1.0)
-                cond[e] = q
+            prob[e] = t[2 * e] + t[2 * e + 1]
+            q = _cond(t, e)  # NaN when undefined: every comparison with it is false
+            cond[e] = q
+            if q == q:
                 n_defined += cell_combos[e]
                 lo = min(lo, q)
                 hi = max(hi, q)
-            else:
-                cond[e] = np.nan  # undefined: every comparison with it is false
         if not writing and hi - lo <= lo_thr and hi - lo <= best_val:
             continue  # no |Δ| of this leaf exceeds δ or the best so far
         # simple passes first (gathers, compares, sums), the rare patterns after
@@ -274,10 +293,16 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
             for c in range(n_c):
                 n_above += mags[c] > thr
             counts[d] += n_above
-        if writing:  # the signed score of every pattern with support
+        if writing:  # the word of every pattern with support
+            local = leaf_local[leaf]
             for c in range(n_c):
-                if mags[c] == mags[c]:
-                    dense_out[base + combo_off[c]] = cond[combo_xy[c]] - cond[combo_y[c]]
+                mag = mags[c]
+                if mag == mag:
+                    word = valid_bit
+                    for d in range(n_d):
+                        if mag > thresholds[d]:
+                            word |= 1 << d
+                    bits_out[local + combo_loff[c]] = word
         if hi - lo > best_val:
             for c in range(n_c):
                 if mags[c] > best_val:
@@ -348,3 +373,147 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                 list_len[0] = s + 1
     best[0] = best_val
     defined[0] += n_defined
+
+
+@njit(cache=True)
+def pick_scores(leaf_ext, leaf_index, n_leaves, combo_xy, combo_y, combo_off, pick_keys,
+                pick_idx, pick_out):
+    """Write the signed ``Δ`` of the wanted lattice points among ``n_leaves`` leaves:
+    ``pick_idx`` (sorted global indices), ``pick_keys`` (sorted, unique: their indices with the
+    sensitive part removed, i.e. their leaves' ``leaf_index``); ``pick_out[i]`` receives the
+    score of ``pick_idx[i]``, with the arithmetic of :func:`score_leaves` (bit-identical to
+    the score that the scan compared with ``δ``)."""
+    n_c = len(combo_xy)
+    for leaf in range(n_leaves):
+        base = leaf_index[leaf]
+        k = np.searchsorted(pick_keys, base)
+        if k == len(pick_keys) or pick_keys[k] != base:
+            continue
+        t = leaf_ext[leaf]
+        for c in range(n_c):
+            index = base + combo_off[c]
+            i = np.searchsorted(pick_idx, index)
+            if i < len(pick_idx) and pick_idx[i] == index:
+                pick_out[i] = _cond(t, combo_xy[c]) - _cond(t, combo_y[c])
+
+
+# ------------------------------------------------------------------- summaries over bitmaps
+@njit(cache=True)
+def seed_closure(words, n_d, bad):
+    """Fill the closure field (bits ``n_d + 1 .. 2 n_d``) of every word from its own bits:
+    the discriminating bits (``bad`` false) or the defined-but-not-discriminating bits
+    (``bad`` true)."""
+    dmask = (1 << n_d) - 1
+    vbit = 1 << n_d
+    for i in range(len(words)):
+        w = words[i] & (dmask | vbit)
+        disc = w & dmask
+        if bad:
+            field = (disc ^ dmask) if w & vbit else 0
+        else:
+            field = disc
+        words[i] = w | (field << (n_d + 1))
+
+
+@njit(cache=True)
+def or_zeta_axis(words, outer, n, inner, cmask):
+    """One axis of the up-closure: ``words`` seen as ``(outer, n, inner)``; the absent state
+    (0) of the axis gets the OR of the closure bits (``cmask``) of every state of the axis
+    (each value state is above the absent one only)."""
+    for o in range(outer):
+        base = o * n * inner
+        for s in range(1, n):
+            row = base + s * inner
+            for i in range(inner):
+                words[base + i] |= words[row + i] & cmask
+
+
+@njit(cache=True)
+def maximal_pass(words, dims, strides, n_d, counts, collect, out):
+    """Maximal points, the closure field holding ``U``: per δ ``d``, a word with bit ``d``
+    (discriminating), some absent axis (not complete) and no one-step extension whose ``U``
+    has bit ``d``. Counted in ``counts[d]``; those of δ ``collect`` (≥ 0) written to ``out``
+    in index order. Returns the number written."""
+    n_axes = len(dims)
+    dmask = (1 << n_d) - 1
+    sh = n_d + 1
+    st = np.zeros(n_axes, np.int64)
+    n_absent = n_axes
+    found = 0
+    for i in range(len(words)):
+        disc = words[i] & dmask
+        if disc != 0 and n_absent > 0:
+            ext = 0
+            for a in range(n_axes):
+                if st[a] != 0:
+                    continue
+                for s in range(1, dims[a]):
+                    ext |= (words[i + s * strides[a]] >> sh) & dmask
+                if disc & ext == disc:
+                    break
+            m = disc & (ext ^ dmask)
+            if m != 0:
+                for d in range(n_d):
+                    if (m >> d) & 1:
+                        counts[d] += 1
+                        if d == collect:
+                            out[found] = i
+                            found += 1
+        a = n_axes - 1  # the next point's states (C order)
+        while a >= 0:
+            if st[a] == 0:
+                n_absent -= 1
+            st[a] += 1
+            if st[a] < dims[a]:
+                break
+            st[a] = 0
+            n_absent += 1
+            a -= 1
+    return found
+
+
+@njit(cache=True)
+def minimal_pass(words, dims, strides, cards, n_d, counts, collect, out):
+    """Minimal points, the closure field holding ``B`` (some defined extension-or-self outside
+    Σ): per δ ``d``, ``A = disc ∧ ¬B`` has bit ``d`` and no one-step contraction that keeps
+    ``x`` non-empty has it. ``cards[a]``: values of axis ``a`` (states above it are in
+    ``x``). Counted and collected as in :func:`maximal_pass`."""
+    n_axes = len(dims)
+    dmask = (1 << n_d) - 1
+    sh = n_d + 1
+    st = np.zeros(n_axes, np.int64)
+    n_x = 0
+    found = 0
+    for i in range(len(words)):
+        w = words[i]
+        up = (w & dmask) & (((w >> sh) & dmask) ^ dmask)
+        if up != 0:
+            blocked = 0
+            for a in range(n_axes):
+                s = st[a]
+                if s == 0 or (s > cards[a] and n_x == 1):
+                    continue  # no contraction on this axis, or it would empty x
+                wc = words[i - s * strides[a]]
+                blocked |= (wc & dmask) & (((wc >> sh) & dmask) ^ dmask)
+                if up & blocked == up:
+                    break
+            m = up & (blocked ^ dmask)
+            if m != 0:
+                for d in range(n_d):
+                    if (m >> d) & 1:
+                        counts[d] += 1
+                        if d == collect:
+                            out[found] = i
+                            found += 1
+        a = n_axes - 1
+        while a >= 0:
+            if st[a] > cards[a]:
+                n_x -= 1
+            st[a] += 1
+            if st[a] < dims[a]:
+                if st[a] > cards[a]:
+                    n_x += 1
+                break
+            st[a] = 0
+            a -= 1
+    return found

@@ -1,17 +1,14 @@
-"""Summaries over the pattern lattice: maximal and minimal patterns by per-axis closures, and the
-strict Pareto filter.
+"""Summaries over the pattern lattice: maximal and minimal patterns by per-axis closures over
+a bitmap, and the strict Pareto filter.
 
 The pattern lattice (see :mod:`pcfair.patterns.lattice`, which scores it) has one axis per
 feature. A feature with ``k`` values has states ``0`` (absent), ``1..k`` (in ``y`` with value
-``s − 1``) and, when sensitive, ``k+1..2k`` (in ``x`` with value ``s − k − 1``). Given the masks
-of defined and discriminating points:
+``s − 1``) and, when sensitive, ``k+1..2k`` (in ``x`` with value ``s − k − 1``).
 
-- ``up_any[s]``: some pattern ``s' ⊒ s`` (extension or ``s`` itself) discriminates;
-- ``up_all[s]``: every defined pattern ``s' ⊒ s`` discriminates (patterns with probability
-  zero are undefined and do not count);
-- maximal: discriminating, not a complete assignment of ``Z``, no discriminating extension;
-- minimal (``pc-certifier.md`` §3): ``up_all[s]`` and no valid one-step contraction has
-  ``up_all`` (one step suffices because ``up_all`` is monotone);
+- maximal and minimal (``pc-certifier.md`` §3): :func:`extension_summaries`, from one small
+  word per lattice point (membership of Σ at each threshold, and definedness) that the
+  lattice engine's chunks fill; the closures and one-step checks run in numba
+  (:mod:`pcfair.patterns._lattice_kernels`);
 - Pareto-optimal (strict, Definition 5, with the tie rule of :func:`pareto_mask`): no other
   discriminating pattern has ``|Δ|`` and probability both at least as large.
 """
@@ -21,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from pcfair.errors import PCFairError
+from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns._front_kernels import dominated_sorted
 from pcfair.patterns.scores import PARETO_RTOL
 
@@ -30,63 +28,99 @@ class LatticeTooLarge(PCFairError, MemoryError):
     message says how much is needed."""
 
 
-def _per_axis(arr: np.ndarray, shape: tuple, reduce) -> np.ndarray:
-    """Close ``arr`` over the extension order: at each axis, the absent state (0) combines
-    all states of that axis (value states are only above themselves)."""
-    a = arr.reshape(shape).copy()
-    for axis in range(len(shape)):
-        idx = [slice(None)] * len(shape)
-        idx[axis] = 0
-        a[tuple(idx)] = reduce(a, axis=axis)  # computed before the assignment
-    return a
+def summary_word(n_deltas: int) -> np.dtype | None:
+    """The word type of the summaries' bitmap for ``n_deltas`` thresholds (``2 n + 1`` bits,
+    see :func:`extension_summaries`): uint8 up to 3 thresholds, uint16 up to 7, uint32 up to
+    15; None beyond."""
+    bits = 2 * n_deltas + 1
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if bits <= 8 * np.dtype(dtype).itemsize:
+            return np.dtype(dtype)
+    return None
 
 
-def structure(shape: tuple, cards: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """Number of x-variables and completeness of every lattice point (δ-independent)."""
-    n_x = np.zeros(shape, np.int8)
-    complete = np.ones(shape, bool)
-    for axis in range(len(shape)):
-        view = [1] * len(shape)
-        view[axis] = shape[axis]
-        st = np.arange(shape[axis]).reshape(view)
-        n_x = n_x + (st > cards[axis])
-        complete = complete & (st > 0)
-    return n_x, complete
+def extension_summaries(words: np.ndarray, shape: tuple, cards: tuple, n_deltas: int,
+                        kinds=("maximal", "minimal"), collect: int | None = None) -> dict:
+    """Maximal and minimal patterns (``pc-certifier.md`` §3) from the summaries' bitmap.
 
+    ``words`` (flat, C order over the lattice ``shape``; ``cards[a]`` values on axis ``a``)
+    holds one word per lattice point: bit ``d < n`` when the point is in Σ_d (discriminates at
+    the ``d``-th threshold), bit ``n`` when it is defined (``P(x, y) > 0``, with support); bits
+    ``n + 1 .. 2n`` are scratch for the closures below (overwritten). Returns, for each kind,
+    ``(counts per threshold, indices of threshold collect or None)``.
 
-def extension_summaries(valid: np.ndarray, disc: np.ndarray, shape: tuple, cards: tuple,
-                        structure_arrays: tuple | None = None) -> dict[str, np.ndarray]:
-    """Maximal and minimal masks (flat, C-order over ``shape``) from the masks of defined
-    (``valid``) and discriminating (``disc``) lattice points; ``cards`` are the features'
-    cardinalities (a state above ``cards[axis]`` puts the feature in ``x``)."""
-    defined_ok = disc | ~valid
-    up_any = _per_axis(disc, shape, np.any)
-    # up_all over defined patterns; invalid points must not make a valid point's set fail,
-    # and a valid point's extensions are all valid or undefined (x only grows)
-    up_all = _per_axis(defined_ok, shape, np.all) & disc.reshape(shape)
-    d = disc.reshape(shape)
-    ndim = len(shape)
-    n_x, complete = structure_arrays if structure_arrays is not None else structure(shape, cards)
+    The order. ``q ⊒ p`` (``q`` extends ``p`` or is ``p``) when on every axis ``p_a = 0``
+    (absent) or ``q_a = p_a``: on each axis the absent state lies below every value state and
+    the value states (of ``y`` or of ``x``, different values) are pairwise unrelated; the
+    lattice order is the product of these per-axis orders (``x ⊆ x'`` and ``y ⊆ y'`` of the
+    spec, and of ``is_extension`` in the test oracle).
 
-    has_ext = np.zeros(shape, bool)
-    minimal = up_all.copy()
-    for axis in range(ndim):
-        absent = [slice(None)] * ndim
-        absent[axis] = 0
-        rest = [slice(None)] * ndim
-        rest[axis] = slice(1, None)
-        absent, rest = tuple(absent), tuple(rest)
-        # from its absent state, a discriminating extension along this axis
-        has_ext[absent] |= up_any[rest].any(axis=axis)
-        # one-step contraction along this axis (only from non-absent states); it must keep
-        # x non-empty to be valid
-        view = [1] * ndim
-        view[axis] = shape[axis] - 1
-        in_x = (np.arange(1, shape[axis]) > cards[axis]).reshape(view)
-        keeps_x = (n_x[rest] - in_x) > 0
-        minimal[rest] &= ~(keeps_x & np.expand_dims(up_all[absent], axis))
-    maximal = d & ~has_ext & ~complete
-    return {"maximal": maximal.ravel(), "minimal": minimal.ravel()}
+    The closures. For a set ``S``, ``up_S(p) = ∃ q ⊒ p: q ∈ S``. On one axis, ``up`` maps
+    ``f`` to ``f(0) ∨ ⋁_{s>0} f(s)`` at the absent state and to ``f(s)`` elsewhere
+    (:func:`pcfair.patterns._lattice_kernels.or_zeta_axis`). Applying it to the axes one after
+    the other gives ``up_S``: by induction, after axes ``1..j`` a point holds the OR over the
+    ``q`` with ``q_a ⊒ p_a`` for ``a ≤ j`` and ``q_a = p_a`` for ``a > j``, because the order
+    is a product. We compute ``U = up_Σ`` and ``B = up_Bad`` with ``Bad`` = defined and not
+    in Σ; ``A = Σ ∧ ¬B`` is then "in Σ, and every defined extension in Σ" (the point itself
+    is in Σ, so counting it among the ``q`` of ``B`` changes nothing). Both are monotone:
+    ``U`` decreases up the order (``q ⊒ p ⇒ U(q) → U(p)``), and ``A`` holds on every defined
+    ``r ⊒ c`` whenever ``A(c)`` (``r``'s extensions are ``c``'s, and ``r`` is one).
+
+    Maximal (:func:`pcfair.patterns._lattice_kernels.maximal_pass`): ``p ∈ Σ``, some axis
+    absent, and no one-step extension ``r`` (one absent axis of ``p`` set to a value) with
+    ``U(r)``. This is the definition: a strict extension ``q ∈ Σ`` has an axis with
+    ``p_a = 0 ≠ q_a``; ``r`` = ``p`` with ``r_a = q_a`` is a one-step extension and ``q ⊒ r``,
+    so ``U(r)``; conversely ``U(r)`` gives ``q ⊒ r ⊐ p`` in Σ.
+
+    Minimal (:func:`pcfair.patterns._lattice_kernels.minimal_pass`): ``A(p)`` and no one-step
+    contraction ``r`` (one value axis of ``p`` made absent) with ``x_r ≠ ∅`` and ``A(r)``. This
+    is the definition (no valid contraction ``c`` with ``A(c)``): given such a ``c ⊏ p``, take
+    an axis with ``c_a = 0 ≠ p_a`` and ``r`` = ``p`` with ``r_a = 0``; then ``c ⊑ r ⊏ p``, ``r``
+    is valid (``x_r ⊇ x_c ≠ ∅``) and defined (``P(r) ≥ P(p)``: a contraction marginalises, so
+    the support threshold holds too), hence ``A(r)`` by monotonicity. The converse is the
+    special case ``c = r``.
+
+    Cost: two closures (``len(shape)`` passes each) and two passes over the words, the
+    one-step checks only at points in Σ; memory: the words themselves (plus ``collect``'s
+    indices).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> words = np.zeros(3, np.uint8)  # one sensitive binary feature: absent, x=0, x=1
+    >>> words[1:] = [0b11, 0b10]        # x=0 defined and in Σ, x=1 defined only
+    >>> out = extension_summaries(words, (3,), (1,), 1, collect=0)
+    >>> out["maximal"][1].tolist(), out["minimal"][1].tolist()
+    ([], [1])
+    """
+    shape = tuple(int(n) for n in shape)
+    dims = np.array(shape, np.int64)
+    strides = np.ones(len(shape), np.int64)
+    for a in range(len(shape) - 2, -1, -1):
+        strides[a] = strides[a + 1] * shape[a + 1]
+    cmask = words.dtype.type(((1 << n_deltas) - 1) << (n_deltas + 1))
+    axis_cards = np.array(cards, np.int64)
+    out = {}
+    for kind in kinds:
+        K.seed_closure(words, n_deltas, kind == "minimal")
+        for a, n in enumerate(shape):
+            K.or_zeta_axis(words, int(np.prod(shape[:a], dtype=np.int64)), n,
+                           int(strides[a]), cmask)
+
+        def run(counts, target, found):
+            if kind == "maximal":
+                return K.maximal_pass(words, dims, strides, n_deltas, counts, target, found)
+            return K.minimal_pass(words, dims, strides, axis_cards, n_deltas, counts, target,
+                                  found)
+
+        counts = np.zeros(n_deltas, np.int64)
+        run(counts, -1, np.zeros(0, np.int64))
+        indices = None
+        if collect is not None:
+            indices = np.zeros(int(counts[collect]), np.int64)
+            run(np.zeros(n_deltas, np.int64), int(collect), indices)
+        out[kind] = (counts, indices)
+    return out
 
 
 def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray,

@@ -31,9 +31,15 @@ are those of :mod:`pcfair.patterns.scores`: normalised probabilities, ``|Δ| > �
 divergence from directly summed masses.
 
 Maximal and minimal patterns relate points of different chunks through the extension order in
-both directions; they are computed from a materialised array of scores (one float per lattice
-point, written by the same kernels) when it fits ``max_bytes``, and refused with
-:class:`LatticeTooLarge` otherwise.
+both directions. Each chunk writes, for its own points, one small word per point (membership
+of Σ at each threshold, and definedness: the very comparisons that count them) into a bitmap
+over its sub-grid of the lattice (its prefix axes fixed); the scan places these disjoint parts
+into one bitmap of the whole lattice, whatever process computed them, so the bitmap (hence
+the summaries) does not depend on the split. :func:`pcfair.patterns.dense.extension_summaries`
+then closes it per axis (its docstring proves the passes exact). The bitmap (1 byte a point
+for up to 3 thresholds) must fit ``max_bytes``, else :class:`LatticeTooLarge`; the scores of
+the patterns it selects come from a second pass over the chunks that hold them
+(:func:`summary_patterns`), with the same arithmetic.
 """
 
 from __future__ import annotations
@@ -49,7 +55,13 @@ from pcfair.circuit.io.json_io import to_dict
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _lattice_kernels as K
-from pcfair.patterns.dense import LatticeTooLarge, pareto_candidates, pareto_mask
+from pcfair.patterns.dense import (
+    LatticeTooLarge,
+    extension_summaries,
+    pareto_candidates,
+    pareto_mask,
+    summary_word,
+)
 from pcfair.patterns.executors import deadline_from, map_chunks
 from pcfair.patterns.scores import THRESHOLD_ATOL, log_normalizer
 
@@ -100,6 +112,18 @@ class LatticePlan:
         """Bytes one chunk needs: its evidence rows, its table and the walk's buffers."""
         rows = self.chunk_rows()
         return int(rows * (4 * self.num_variables + 8 * 3) + (1 << 22))
+
+    def sub_grid(self) -> tuple[tuple[int, ...], dict]:
+        """A chunk's sub-grid: the features other than the prefix's (circuit order) and their
+        strides in a C-order array over them (a chunk's part of the summaries' bitmap)."""
+        fixed = set(self.nonsensitive[: self.prefix])
+        axes = tuple(v for v in self.features if v not in fixed)
+        dims = dict(zip(self.features, self.shape))
+        strides, acc = {}, 1
+        for v in reversed(axes):
+            strides[v] = acc
+            acc *= dims[v]
+        return axes, strides
 
     def decode(self, index: int) -> tuple[dict[int, int], dict[int, int]]:
         """``(x, y)`` in index form of global lattice index ``index``."""
@@ -231,10 +255,11 @@ class LatticeQuery:
     """What a scan accumulates. ``deltas``: thresholds (counts per δ; top-k by divergence and
     Pareto candidates per δ, see :func:`final_front`; the smallest is the listing's and the witness's threshold).
     ``k_top``: best ``|Δ|`` kept; ``k_div``: best divergences kept per δ; ``pareto``: the
-    strict fronts; ``listing``: every pattern of the smallest δ; ``dense``: write ``|Δ|`` of
-    every point into one array (signed Δ; NaN where undefined; in-process only). Patterns with
-    ``P(x, y) < min_support`` are set aside: counted per δ in :attr:`ChunkResult.rare`,
-    otherwise treated as undefined."""
+    strict fronts; ``listing``: every pattern of the smallest δ; ``summaries``: fill the bitmap
+    of :func:`pcfair.patterns.dense.extension_summaries` (at most 15 thresholds). ``points``
+    (sorted global indices of defined points) makes a query that only scores those points
+    (:attr:`ChunkResult.picked`). Patterns with ``P(x, y) < min_support`` are set aside:
+    counted per δ in :attr:`ChunkResult.rare`, otherwise treated as undefined."""
 
     deltas: tuple[float, ...]
     min_support: float = 0.0
@@ -242,7 +267,8 @@ class LatticeQuery:
     k_div: int = 0
     pareto: bool = False
     listing: bool = False
-    dense: bool = False
+    summaries: bool = False
+    points: np.ndarray | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -261,6 +287,8 @@ class ChunkResult:
     listing: tuple = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
     points: int = 0
     seconds: float = 0.0
+    bits: np.ndarray | None = None    # the chunk's part of the summaries' bitmap
+    picked: np.ndarray | None = None  # scores of the query's points (NaN: not in this chunk)
 
 
 def _chunk_table(circuit: Circuit, plan: LatticePlan, prefix: tuple[int, ...], log_z: float
@@ -282,12 +310,21 @@ def _chunk_table(circuit: Circuit, plan: LatticePlan, prefix: tuple[int, ...], l
 
 
 def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: LatticeQuery,
-               log_z: float, dense_out: np.ndarray | None = None, batch: int = 2048,
+               log_z: float, batch: int = 2048,
                deadline: float | None = None) -> ChunkResult | None:
     """Scan one chunk (see the module docstring); None when ``deadline`` (a ``time.time()``
     value) passed first. ``circuit`` may be a :class:`Circuit` or its
     :func:`pcfair.circuit.io.json_io.to_dict` form (for worker processes)."""
     t0 = time.perf_counter()
+    nd = len(query.deltas)
+    picking = query.points is not None
+    if picking:
+        wanted = _points_in_chunk(plan, prefix, query.points)
+        if not wanted.any():  # nothing to score here
+            out = ChunkResult(counts=np.zeros(nd, np.int64), rare=np.zeros(nd, np.int64),
+                              picked=np.full(len(query.points), np.nan))
+            out.div = [out.top] * nd
+            return out
     if not isinstance(circuit, Circuit):
         circuit = _circuit_from_dict(circuit)
     table = _chunk_table(circuit, plan, prefix, log_z)
@@ -314,7 +351,6 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     leaf_ext = np.empty((batch, ext2))
     leaf_index = np.empty(batch, np.int64)
     deltas = np.array(query.deltas, np.float64)
-    nd = len(deltas)
     counts = np.zeros(nd, np.int64)
     rare = np.zeros(nd, np.int64)
     best = np.zeros(1)
@@ -339,9 +375,24 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     list_p, list_div = np.zeros(lcap), np.zeros(lcap)
     list_len = np.zeros(1, np.int64)
     listed: list[tuple] = []
-    dense = dense_out if dense_out is not None else np.zeros(0)
     tgt, ptr, src = plan.prog
     xy, yy, off, mptr, midx = plan.combos
+    sub_axes, sub_strides = plan.sub_grid()
+    local_strides = np.array([sub_strides[v] for v in rest], np.int64)
+    leaf_local = np.empty(batch, np.int64)
+    bits = np.zeros(0, np.uint8)
+    combo_loff = np.zeros(0, np.int64)
+    if query.summaries:
+        dims = dict(zip(plan.features, plan.shape))
+        bits = np.zeros(int(np.prod([dims[v] for v in sub_axes], dtype=np.int64)),
+                        summary_word(nd))
+        states = np.unravel_index(off, plan.shape)  # the sensitive states of each combination
+        combo_loff = sum(states[plan.features.index(v)] * sub_strides[v]
+                         for v in plan.sensitive).astype(np.int64)
+    if picking:
+        pick_idx = np.ascontiguousarray(query.points, np.int64)
+        pick_keys = np.unique(pick_idx[wanted] - _sensitive_part(plan, pick_idx[wanted]))
+        picked = np.full(len(pick_idx), np.nan)
     cell_combos = np.bincount(xy, minlength=plan.ext_size).astype(np.int64)
     cond, prob = np.zeros(plan.ext_size), np.zeros(plan.ext_size)
     leaves = 0
@@ -351,11 +402,14 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
             return None
         got = K.next_leaves(work, level_base, scratch, cards, strides, st, pos,
                             plan.leaf_size, tgt, ptr, src, plan.ext_size, leaf_ext,
-                            leaf_index, step)
+                            leaf_index, step, local_strides, leaf_local)
         step = min(2 * step, batch)
         if got == 0:
             break
         leaves += got
+        if picking:
+            K.pick_scores(leaf_ext, leaf_index, got, xy, yy, off, pick_keys, pick_idx, picked)
+            continue
         K.score_leaves(leaf_ext, leaf_index, got, plan.ext_size, xy, yy, off, cell_combos,
                        cond, prob, mptr, midx,
                        deltas, THRESHOLD_ATOL, float(query.min_support), counts, rare, defined,
@@ -364,7 +418,7 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
                        div_vals, div_idx, div_pay, div_sizes,
                        query.pareto, front_p, front_best, front_len, surv_p, surv_a, surv_s,
                        surv_idx, surv_len, query.listing, list_idx, list_score, list_p,
-                       list_div, list_len, dense)
+                       list_div, list_len, bits, leaf_local, combo_loff)
         if query.pareto and surv_len.max() > 0:
             for d in range(nd):
                 m = surv_len[d]
@@ -391,10 +445,28 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
                       fronts=fronts if query.pareto else [],
                       points=leaves * (int(np.prod([2 * plan.cards[v] + 1
                                                     for v in plan.sensitive]))),
-                      seconds=time.perf_counter() - t0)
+                      seconds=time.perf_counter() - t0,
+                      bits=bits if query.summaries else None,
+                      picked=picked if picking else None)
     if listed:
         out.listing = tuple(np.concatenate([part[i] for part in listed]) for i in range(4))
     return out
+
+
+def _sensitive_part(plan: LatticePlan, indices: np.ndarray) -> np.ndarray:
+    """The part of global lattice indices that the sensitive states make up."""
+    states = np.unravel_index(indices, plan.shape)
+    return sum(states[plan.features.index(v)] * plan.strides[v] for v in plan.sensitive)
+
+
+def _points_in_chunk(plan: LatticePlan, prefix: tuple[int, ...], indices: np.ndarray
+                     ) -> np.ndarray:
+    """Mask of the global lattice indices that lie in the chunk of ``prefix``."""
+    states = np.unravel_index(np.asarray(indices, np.int64), plan.shape)
+    keep = np.ones(len(indices), bool)
+    for v, state in zip(plan.nonsensitive[: plan.prefix], prefix):
+        keep &= states[plan.features.index(v)] == state
+    return keep
 
 
 #: No Pareto candidates: ``(P(x, y), |Δ|, index, Δ)`` arrays.
@@ -482,13 +554,14 @@ class ScanResult:
     complete: bool
     plan: LatticePlan
     stats: dict
-    dense: np.ndarray | None = None
+    bits: np.ndarray | None = None    # the summaries' bitmap (query.summaries)
+    picked: np.ndarray | None = None  # scores of query.points
 
 
 def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
          query: LatticeQuery, *, max_bytes: int = DEFAULT_MAX_BYTES, n_jobs: int = 1,
          executor=None, time_limit: float | None = None, progress: bool | None = None,
-         min_chunks: int = 1, sink=None) -> ScanResult:
+         min_chunks: int = 1, sink=None, plan: LatticePlan | None = None) -> ScanResult:
     """Scan every pattern of ``circuit`` for ``query`` (see the module docstring).
 
     Chunks run serially, on ``n_jobs`` local processes, or on ``executor`` (any
@@ -498,32 +571,55 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     finely (more, smaller tasks; the answer does not change). ``sink``, if given, receives
     each chunk's listing (the arrays of :attr:`ChunkResult.listing`) as the chunk finishes,
     and the listing is not kept: a set of any size streams through bounded memory.
+    ``plan`` (of an earlier scan of the same model) replaces the planning.
+
+    With ``query.summaries`` the result holds the summaries' bitmap (:attr:`ScanResult.bits`,
+    see :func:`summary_bytes`); with ``query.points`` their scores (:attr:`ScanResult.picked`).
     """
     require_tractable_marginals(circuit)
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
     t0 = time.perf_counter()
     parallel = executor is not None or n_jobs != 1
-    plan = make_plan(circuit, decision, favorable, sensitive, max_bytes,
-                     min_chunks=max(min_chunks, 64 if parallel else 1))
-    dense = None
-    if query.dense:
-        need = 8 * plan.num_points
-        if parallel or need > max_bytes:
+    if plan is None:
+        plan = make_plan(circuit, decision, favorable, sensitive, max_bytes,
+                         min_chunks=max(min_chunks, 64 if parallel else 1))
+    bits = grid = None
+    if query.summaries:
+        need = summary_bytes(plan, len(query.deltas))
+        if need is None:
+            raise LatticeTooLarge(f"maximal and minimal patterns are computed for at most 15 "
+                                  f"thresholds in one pass, not {len(query.deltas)}")
+        if need > max_bytes:
             raise LatticeTooLarge(
-                f"maximal and minimal patterns need every point's score in memory, about "
-                f"{need / 2**30:.2f} GiB for this model ({plan.num_points:,} points), over the "
-                f"budget of {max_bytes / 2**30:.2f} GiB: raise max_bytes (in one process)")
-        dense = np.full(plan.num_points, np.nan)
+                f"maximal and minimal patterns need a bitmap of the whole lattice "
+                f"({plan.num_points:,} points): about {need / 2**20:,.0f} MiB "
+                f"({need:,} bytes), over the budget of {max_bytes / 2**20:,.0f} MiB: raise "
+                "max_bytes; counts, top-k, Pareto fronts and certification stream in bounded "
+                "memory whatever the model")
+        bits = np.zeros(plan.num_points, summary_word(len(query.deltas)))
+        grid = bits.reshape(plan.shape)
+    picked = None if query.points is None else np.full(len(query.points), np.nan)
     chunks = plan.chunks()
     results: list[ChunkResult] = []
     deadline = deadline_from(time_limit)
     # worker processes get the circuit as plain data; in-process chunks share the object
     model = to_dict(circuit) if parallel else circuit
-    tasks = [(model, plan, prefix, query, log_z, dense, 2048, deadline) for prefix in chunks]
+    tasks = [(model, plan, prefix, query, log_z, 2048, deadline) for prefix in chunks]
+    fixed = {v: i for i, v in enumerate(plan.nonsensitive[: plan.prefix])}
+    sub_shape = [n for v, n in zip(plan.features, plan.shape) if v not in fixed]
 
-    def collect(_index: int, part: ChunkResult | None) -> None:
+    def collect(index: int, part: ChunkResult | None) -> None:
         if part is None:  # the chunk met the deadline
             return
+        if part.bits is not None:  # its disjoint part of the bitmap
+            where = tuple(chunks[index][fixed[v]] if v in fixed else slice(None)
+                          for v in plan.features)
+            grid[where] = part.bits.reshape(sub_shape)
+            part.bits = None
+        if part.picked is not None:
+            found = ~np.isnan(part.picked)
+            picked[found] = part.picked[found]
+            part.picked = None
         if sink is not None and query.listing:
             sink(part.listing)
             part.listing = ChunkResult(counts=part.counts).listing
@@ -537,7 +633,44 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
              "chunks": len(chunks),
              "chunks_done": len(results), "seconds": time.perf_counter() - t0,
              "chunk_bytes": plan.chunk_bytes()}
-    return ScanResult(merged, complete, plan, stats, dense)
+    return ScanResult(merged, complete, plan, stats, bits, picked)
+
+
+def summary_bytes(plan: LatticePlan, n_deltas: int) -> int | None:
+    """Bytes of the summaries' bitmap for ``n_deltas`` thresholds (one word a lattice point,
+    :func:`pcfair.patterns.dense.summary_word`); None beyond 15 thresholds."""
+    word = summary_word(n_deltas)
+    return None if word is None else plan.num_points * word.itemsize
+
+
+def summary_counts(run: ScanResult) -> dict[str, np.ndarray]:
+    """Numbers of maximal and minimal patterns at each threshold of a scan with
+    ``query.summaries`` (the bitmap's scratch bits are overwritten)."""
+    out = extension_summaries(run.bits, run.plan.shape, _axis_cards(run.plan),
+                              len(run.result.counts))
+    return {kind: counts for kind, (counts, _) in out.items()}
+
+
+def summary_patterns(circuit: Circuit, run: ScanResult, kind: str, query: LatticeQuery, *,
+                     n_jobs: int = 1, executor=None) -> tuple[np.ndarray, np.ndarray]:
+    """Global indices and signed scores of the ``kind`` (maximal or minimal) patterns at the
+    first threshold of a scan ``run`` of ``circuit`` with ``query.summaries``. The scores come
+    from a second pass over the chunks that hold them, with ``run``'s plan and arithmetic: the
+    very scores that put them in Σ."""
+    _, idx = extension_summaries(run.bits, run.plan.shape, _axis_cards(run.plan),
+                                 len(run.result.counts), kinds=(kind,), collect=0)[kind]
+    if len(idx) == 0:
+        return idx, np.zeros(0)
+    plan = run.plan
+    again = scan(circuit, plan.decision, plan.favorable, list(plan.sensitive),
+                 LatticeQuery(deltas=query.deltas[:1], min_support=query.min_support,
+                              points=idx),
+                 n_jobs=n_jobs, executor=executor, plan=plan, progress=False)
+    return idx, again.picked
+
+
+def _axis_cards(plan: LatticePlan) -> tuple[int, ...]:
+    return tuple(plan.cards[v] for v in plan.features)
 
 
 def estimate(circuit: Circuit, decision: int, favorable: int, sensitive: list[int], *,

@@ -29,7 +29,8 @@ HAS_DASK = importlib.util.find_spec("distributed") is not None
 needs_dask = pytest.mark.skipif(not HAS_DASK, reason="the distributed extra is not installed "
                                 "(pip install pcfair[distributed])")
 
-FULL = LatticeQuery(deltas=(0.0, 0.02, 0.1), k_top=7, k_div=5, pareto=True, listing=True)
+FULL = LatticeQuery(deltas=(0.0, 0.02, 0.1), k_top=7, k_div=5, pareto=True, listing=True,
+                    summaries=True)
 
 
 def summary(run, values: bool = True) -> dict:
@@ -40,7 +41,7 @@ def summary(run, values: bool = True) -> dict:
             "best_index": r.best_index, "top": [a.tolist() for a in r.top],
             "div": [[a.tolist() for a in part] for part in r.div],
             "fronts": [[a.tolist() for a in final_front(f)] for f in r.fronts],
-            "listing": [a.tolist() for a in r.listing]}
+            "listing": [a.tolist() for a in r.listing], "bits": run.bits.tolist()}
 
 
 def same_answer(a, b) -> None:
@@ -48,6 +49,7 @@ def same_answer(a, b) -> None:
     (chunks sum the joint in another order: a few ulps)."""
     ra, rb = a.result, b.result
     assert ra.counts.tolist() == rb.counts.tolist() and ra.defined == rb.defined
+    np.testing.assert_array_equal(a.bits, b.bits)  # the summaries' bitmap
     assert ra.best == pytest.approx(rb.best, rel=1e-12, abs=1e-15)
     for x, y in [(ra.top, rb.top), *zip(ra.div, rb.div)]:  # heaps: ties may swap members
         np.testing.assert_allclose(x[0], y[0], rtol=1e-12, atol=1e-15)
@@ -90,12 +92,21 @@ def test_processes_and_dask_give_identical_answers():
             assert summary(scan(pc, d, fav, sens, FULL, executor=client)) == serial
 
 
-def test_dense_scores_match_the_listing():
+@pytest.mark.parametrize("min_chunks", [1, 4])
+def test_summary_bitmap_matches_the_listing_and_the_picked_scores(min_chunks):
+    """Bit 0 of the bitmap is the listing at δ = 0 (the same comparison), bit 1 Σ at δ = 0.05,
+    bit 2 definedness; a pass picking points returns the listing's very scores."""
     pc, d, fav, sens = model(5, [2, 2, 3], "psdd")
-    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0,), listing=True, dense=True))
+    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0, 0.05), listing=True, summaries=True),
+               min_chunks=min_chunks)
     idx, score, _, _ = run.result.listing
-    np.testing.assert_array_equal(run.dense[idx], score)
-    assert np.isnan(run.dense).sum() + run.result.defined == run.plan.num_points
+    bits = run.bits
+    assert bits.dtype == np.uint8 and len(bits) == run.plan.num_points
+    assert np.flatnonzero(bits & 1).tolist() == idx.tolist()
+    assert np.flatnonzero(bits & 2).tolist() == idx[np.abs(score) > 0.05 + 1e-12].tolist()
+    assert int(np.count_nonzero(bits & 4)) == run.result.defined
+    again = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0,), points=idx), plan=run.plan)
+    np.testing.assert_array_equal(again.picked, score)
 
 
 def test_a_time_limit_never_certifies():
@@ -118,10 +129,11 @@ def test_memory_budget_bounds_the_chunk():
     same_answer(scan(pc, d, fav, sens, FULL, max_bytes=(1 << 22) + 2000),
                 scan(pc, d, fav, sens, FULL))
     adult = pcfair.load(ROOT / "circuits" / "adult_clt.json")
-    with pytest.raises(pcfair.patterns.LatticeTooLarge, match="max_bytes"):
+    with pytest.raises(pcfair.patterns.LatticeTooLarge,
+                       match=r"bitmap .*\(12,301,875 bytes\).*raise max_bytes"):
         pcfair.find_patterns(adult, "target", ["marital-status", "race", "sex", "native-country"],
                              0.1, kind="maximal",
-                             engine="dense", max_bytes=50 << 20)
+                             engine="dense", max_bytes=8 << 20)
 
 
 def test_estimate_reports_sizes():
