@@ -418,14 +418,23 @@ def seed_closure(words, n_d, bad):
 @njit(cache=True)
 def or_zeta_axis(words, outer, n, inner, cmask):
     """One axis of the up-closure: ``words`` seen as ``(outer, n, inner)``; the absent state
-    (0) of the axis gets the OR of the closure bits (``cmask``) of every state of the axis
-    (each value state is above the absent one only)."""
+    (0) of the axis gets the OR of the closure bits (``cmask``, of the words' type) of every
+    state of the axis (each value state is above the absent one only)."""
+    if inner == 1:  # the last axis: short groups, one accumulator
+        for o in range(outer):
+            base = o * n
+            acc = 0
+            for s in range(1, n):
+                acc |= words[base + s]
+            words[base] |= acc & cmask
+        return
     for o in range(outer):
         base = o * n * inner
+        dst = words[base:base + inner]
         for s in range(1, n):
-            row = base + s * inner
+            src = words[base + s * inner:base + (s + 1) * inner]
             for i in range(inner):
-                words[base + i] |= words[row + i] & cmask
+                dst[i] = dst[i] | (src[i] & cmask)
 
 
 @njit(cache=True)

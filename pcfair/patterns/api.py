@@ -516,7 +516,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
             idx, scores = front[2], front[3]
         else:
             idx, scores = summary_patterns(pc, run, kind, query, n_jobs=n_jobs,
-                                           executor=executor)
+                                           executor=executor, scores=not count_only)
         count = len(idx)
         found = [] if count_only and kind != "topk" else \
             _lattice_patterns(pc, run.plan, d, fav, idx, scores, delta, divergences)

@@ -116,7 +116,7 @@ def extension_summaries(words: np.ndarray, shape: tuple, cards: tuple, n_deltas:
         counts = np.zeros(n_deltas, np.int64)
         run(counts, -1, np.zeros(0, np.int64))
         indices = None
-        if collect is not None:
+        if collect is not None:  # a second pass, into exactly the room needed
             indices = np.zeros(int(counts[collect]), np.int64)
             run(np.zeros(n_deltas, np.int64), int(collect), indices)
         out[kind] = (counts, indices)

@@ -47,6 +47,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -88,7 +89,7 @@ class LatticePlan:
     prog: tuple = field(default=(), repr=False)    # closure program (tgt, ptr, src)
     combos: tuple = field(default=(), repr=False)  # (xy, y, offset, mass_ptr, mass_idx)
 
-    @property
+    @cached_property
     def shape(self) -> tuple[int, ...]:
         """States per feature (the lattice's shape)."""
         return tuple(2 * self.cards[v] + 1 if v in self.sensitive else self.cards[v] + 1
@@ -127,12 +128,12 @@ class LatticePlan:
 
     def decode(self, index: int) -> tuple[dict[int, int], dict[int, int]]:
         """``(x, y)`` in index form of global lattice index ``index``."""
-        states = np.unravel_index(int(index), self.shape)
         x: dict[int, int] = {}
         y: dict[int, int] = {}
-        for v, s in zip(self.features, states):
+        rest = int(index)
+        for v in self.features:
+            s, rest = divmod(rest, self.strides[v])
             k = self.cards[v]
-            s = int(s)
             if s == 0:
                 continue
             if s <= k:
@@ -652,13 +653,16 @@ def summary_counts(run: ScanResult) -> dict[str, np.ndarray]:
 
 
 def summary_patterns(circuit: Circuit, run: ScanResult, kind: str, query: LatticeQuery, *,
-                     n_jobs: int = 1, executor=None) -> tuple[np.ndarray, np.ndarray]:
+                     n_jobs: int = 1, executor=None, scores: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
     """Global indices and signed scores of the ``kind`` (maximal or minimal) patterns at the
     first threshold of a scan ``run`` of ``circuit`` with ``query.summaries``. The scores come
     from a second pass over the chunks that hold them, with ``run``'s plan and arithmetic: the
-    very scores that put them in Σ."""
+    very scores that put them in Σ (None with ``scores=False``: no second pass)."""
     _, idx = extension_summaries(run.bits, run.plan.shape, _axis_cards(run.plan),
                                  len(run.result.counts), kinds=(kind,), collect=0)[kind]
+    if not scores:
+        return idx, None
     if len(idx) == 0:
         return idx, np.zeros(0)
     plan = run.plan
