@@ -33,22 +33,17 @@ Text-form conventions (paper style ``E[r | sex=M]``):
   ``given=`` and ``range=(a, b)`` may follow a comma (``E[x, given=s, range=(0, 4)]``).
 * A bare variable used as a condition means "is non-zero".
 
-How the text is read. The text is never evaluated: a small pre-translation turns it into a Python
-expression, :func:`ast.parse` reads that, and a :class:`ast.NodeVisitor` accepts only the grammar
-above, refusing any other Python syntax by name (calls, ``**``, ``in``, lambdas, indexing...).
-The pre-translation works token by token and keeps each character's offset, so errors point into
-the user's text:
-
-* ``&``, ``|`` and ``!`` (and their spellings above) become ``and``, ``or`` and ``not``, which
-  bind looser than comparisons in Python as in the text form (Python's ``&`` and ``|`` do not);
-* ``=`` becomes ``==``; ``≠ ≤ ≥ × ÷ −`` their ASCII forms;
-* the first ``|`` at the top of an ``E[...]`` becomes ``, given:=``, and ``given=``/``range=``
-  after a comma become ``given:=``/``range:=``;
-* strings, backticked and dotted column names and bare-word values become placeholder names, so
-  Python never reads a literal (a column named like a Python keyword, ``class``, is read as a
-  column when the text does not parse otherwise);
-* Python-only spellings such as ``0x10``, ``1_000``, ``1j`` or ``#`` are not produced: adjacent
-  words and numbers are kept apart and characters outside the language are refused.
+The text is never evaluated: a small, token-by-token pre-translation turns it into a Python
+expression, :func:`ast.parse` reads that, and an :class:`ast.NodeVisitor` accepts only the grammar
+above, refusing other Python syntax by name (calls, ``**``, ``in``, lambdas, indexing...). The
+rewrite keeps each character's offset, so errors point into the user's text. It turns ``& | !``
+(and their other spellings) into ``and or not``, which bind looser than comparisons as in the
+text form; ``=`` into ``==`` and ``≠ ≤ ≥ × ÷ −`` into ASCII; the first ``|`` at the top of an
+``E[...]`` into ``, given:=`` and ``given=``/``range=`` after a comma into ``given:=``/
+``range:=``; strings, backticked or dotted column names and bare-word values into placeholder
+names (Python never reads a literal). A column named like a Python keyword (``class``) is read as
+a column when the text does not parse otherwise; Python-only spellings (``0x10``, ``1_000``,
+``1j``, ``#``) are refused.
 
 Values of an expectation's expression must lie in ``[0, 1]`` (Bernoulli variables, as the paper
 assumes) unless a ``range=(a, b)`` is declared; the bound is then scaled by ``b − a``.
@@ -59,9 +54,11 @@ from __future__ import annotations
 import ast
 import keyword
 import math
+import operator
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -91,15 +88,19 @@ _PAREN_HINT = (
     "Python binds & and | tighter than comparisons: parenthesise each comparison, "
     "e.g. (E(a) < 0.5) & (E(b) > 0.1)"
 )
-
-
-# ---------------------------------------------------------------------------------------------
-# Row expressions <E>
-# ---------------------------------------------------------------------------------------------
-
 _PREC = {"|": 1, "&": 2, "!": 3, ">": 4, "<": 4, ">=": 4, "<=": 4, "==": 4, "!=": 4,
          "+": 5, "-": 5, "*": 6, "/": 6, "neg": 7}
-_ROW_OPS = {"+", "-", "*", "/", ">", "<", ">=", "<=", "==", "!=", "&", "|"}
+_ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "truediv"}
+_NUMBER = (int, float, np.integer, np.floating)
+
+
+def _operators(cls, ops: dict[str, str], make, reflected: bool = True):
+    """Give ``cls`` the methods ``__name__`` (and ``__rname__``) of ``ops`` ({symbol: name}),
+    each returning ``make(symbol, left, right)``."""
+    for sym, name in ops.items():
+        setattr(cls, f"__{name}__", lambda self, other, s=sym: make(s, self, other))
+        if reflected:
+            setattr(cls, f"__r{name}__", lambda self, other, s=sym: make(s, other, self))
 
 
 def _fmt_number(v: float | int) -> str:
@@ -111,6 +112,79 @@ def _fmt_number(v: float | int) -> str:
     if math.isfinite(v) and v == int(v) and abs(v) < 1e15:
         return f"{v:.1f}"
     return repr(v)
+
+
+def _infix(node, op: str) -> str:
+    """``left op right`` with the parentheses that make the text parse back to ``node``
+    (operators associate to the left, comparisons do not chain and are bracketed under the
+    specification-level & and |)."""
+    p, a, b = node._prec(), node.left, node.right
+    left, right = a.to_text(), b.to_text()
+    if a._prec() < p or (a._prec() == 4 and (p == 4 or isinstance(a, Threshold))):
+        left = f"({left})"
+    if b._prec() <= p or isinstance(b, Threshold):
+        right = f"({right})"
+    return f"{left} {op} {right}"
+
+
+class _Node:
+    """Shared by row expressions, terms and specifications: structural key, text and repr."""
+
+    __slots__ = ()
+    __hash__ = None  # == builds a comparison; use same_as() for structural equality
+
+    def key(self) -> tuple:
+        """A hashable structural key; equal keys mean equal trees."""
+        raise NotImplementedError
+
+    def same_as(self, other: object) -> bool:
+        """Structural equality (``==`` builds a comparison instead).
+
+        Examples
+        --------
+        >>> from pcfair.audits.avoir import E, Var, parse_spec
+        >>> (E(Var("r")) > 0.5).same_as(parse_spec("E[r] > 0.5"))
+        True
+        """
+        return isinstance(other, _Node) and self.key() == other.key()
+
+    def children(self) -> tuple:
+        """Child nodes in the specification tree."""
+        return ()
+
+    def to_text(self) -> str:
+        """The text form, read back by :func:`parse_spec`, :func:`parse_term` or
+        :func:`parse_expression`."""
+        raise NotImplementedError
+
+    def _prec(self) -> int:
+        return 8
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+
+class _Pair:
+    """A binary node ``left op right`` (mixed into row, term and specification classes)."""
+
+    __slots__ = ()
+
+    def children(self) -> tuple:
+        return (self.left, self.right)
+
+    def key(self) -> tuple:
+        return (type(self).__name__, self.op, self.left.key(), self.right.key())
+
+    def _prec(self) -> int:
+        return _PREC[self.op]
+
+    def to_text(self) -> str:
+        return _infix(self, self.op)
+
+
+# ---------------------------------------------------------------------------------------------
+# Row expressions <E>
+# ---------------------------------------------------------------------------------------------
 
 
 def _is_text(arr: np.ndarray) -> bool:
@@ -128,81 +202,61 @@ def _truth(arr: np.ndarray, what: str) -> np.ndarray:
     return arr != 0
 
 
-def _column_array(data: pd.DataFrame, name: str) -> np.ndarray:
-    """A column as numpy: bool, float (NaN for missing) or object (text)."""
-    if name not in data.columns:
-        raise VariableError(
-            f"column {name!r} used by the specification is not in the data; "
-            f"columns are {list(map(str, data.columns))}"
-        )
-    col = data[name]
-    if pd.api.types.is_bool_dtype(col.dtype) and not col.isna().any():
-        return col.to_numpy(dtype=bool)
-    if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
-        return col.to_numpy(dtype=float, na_value=np.nan)
-    return col.to_numpy(dtype=object)
-
-
 class ColumnCache:
-    """A batch's columns converted to numpy once, shared by every expression evaluated on it.
+    """A batch's columns converted to numpy once, shared by every expression evaluated on it:
+    bool, float (NaN for missing) or object (text).
 
     Built from a DataFrame, or from a list of record mappings without going through pandas
     (the per-call decorator's fast path).
     """
 
-    def __init__(self, data: pd.DataFrame):
-        self.data = data
-        self._arrays: dict[str, np.ndarray] = {}
-        self._n = len(data)
+    def __init__(self, data: pd.DataFrame | None, arrays: dict[str, np.ndarray] | None = None,
+                 n: int | None = None):
+        self.data, self._arrays = data, arrays or {}
+        self._n = len(data) if n is None else n
 
     @classmethod
     def from_records(cls, records: list[Mapping]) -> ColumnCache:
         """Columns of a list of records (mappings of scalars)."""
-        self = cls.__new__(cls)
-        self.data = None
-        self._n = len(records)
-        names: dict[str, None] = {}
-        for rec in records:
-            names.update(dict.fromkeys(rec))
-        self._arrays = {name: _record_column([rec.get(name) for rec in records])
-                        for name in names}
-        return self
+        names = dict.fromkeys(name for rec in records for name in rec)
+        return cls(None, {name: _record_column([rec.get(name) for rec in records])
+                          for name in names}, len(records))
 
     def __len__(self) -> int:
         return self._n
 
     @property
     def columns(self) -> list[str]:
-        return list(self._arrays) if self.data is None else list(self.data.columns)
+        return list(self._arrays) if self.data is None else list(map(str, self.data.columns))
 
     def array(self, name: str) -> np.ndarray:
         if name not in self._arrays:
-            if self.data is None:
-                raise VariableError(
-                    f"column {name!r} used by the specification is not in the data; "
-                    f"columns are {self.columns}")
-            self._arrays[name] = _column_array(self.data, name)
+            if self.data is None or name not in self.data.columns:
+                raise VariableError(f"column {name!r} used by the specification is not in the "
+                                    f"data; columns are {self.columns}")
+            col = self.data[name]
+            if pd.api.types.is_bool_dtype(col.dtype) and not col.isna().any():
+                self._arrays[name] = col.to_numpy(dtype=bool)
+            elif pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+                self._arrays[name] = col.to_numpy(dtype=float, na_value=np.nan)
+            else:
+                self._arrays[name] = col.to_numpy(dtype=object)
         return self._arrays[name]
 
 
 def _record_column(values: list) -> np.ndarray:
     if all(isinstance(v, (bool, np.bool_)) for v in values):
         return np.asarray(values, dtype=bool)
-    if all(v is None or (isinstance(v, (int, float, np.integer, np.floating))
-                         and not isinstance(v, (bool, np.bool_))) for v in values):
-        return np.asarray([np.nan if v is None else v for v in values], dtype=float)
-    if any(isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating)) for v in values):
-        if all(v is None or isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating))
-               for v in values):
-            return np.asarray([np.nan if v is None else float(v) for v in values], dtype=float)
+    if all(v is None or isinstance(v, (*_NUMBER, bool, np.bool_)) for v in values):
+        return np.asarray([np.nan if v is None else float(v) for v in values], dtype=float)
     return np.asarray(values, dtype=object)
 
 
-class Expr:
+class Expr(_Node):
     """A row expression ``<E>``: evaluated on every record of a batch.
 
-    Build one from :class:`Var` and Python operators; comparisons give Boolean expressions and
-    ``&``, ``|`` and ``~`` combine them. Use :func:`E` to take its expectation.
+    Build one from :class:`Var` and Python operators (``+ - * /``, comparisons, ``&``, ``|``
+    and ``~``); comparisons give Boolean expressions. Use :func:`E` to take its expectation.
 
     Examples
     --------
@@ -212,69 +266,11 @@ class Expr:
     """
 
     __slots__ = ()
-    __hash__ = None  # == builds an expression; use same_as() for structural equality
-
-    # arithmetic -------------------------------------------------------------------------------
-    def __add__(self, other):
-        return BinOp("+", self, _as_expr(other))
-
-    def __radd__(self, other):
-        return BinOp("+", _as_expr(other), self)
-
-    def __sub__(self, other):
-        return BinOp("-", self, _as_expr(other))
-
-    def __rsub__(self, other):
-        return BinOp("-", _as_expr(other), self)
-
-    def __mul__(self, other):
-        return BinOp("*", self, _as_expr(other))
-
-    def __rmul__(self, other):
-        return BinOp("*", _as_expr(other), self)
-
-    def __truediv__(self, other):
-        return BinOp("/", self, _as_expr(other))
-
-    def __rtruediv__(self, other):
-        return BinOp("/", _as_expr(other), self)
 
     def __neg__(self):
         if isinstance(self, Const) and not isinstance(self.value, str):
             return Const(-self.value)
         return UnaryOp("-", self)
-
-    # comparisons ------------------------------------------------------------------------------
-    def __gt__(self, other):
-        return BinOp(">", self, _as_expr(other))
-
-    def __lt__(self, other):
-        return BinOp("<", self, _as_expr(other))
-
-    def __ge__(self, other):
-        return BinOp(">=", self, _as_expr(other))
-
-    def __le__(self, other):
-        return BinOp("<=", self, _as_expr(other))
-
-    def __eq__(self, other):  # type: ignore[override]
-        return BinOp("==", self, _as_expr(other))
-
-    def __ne__(self, other):  # type: ignore[override]
-        return BinOp("!=", self, _as_expr(other))
-
-    # logic ------------------------------------------------------------------------------------
-    def __and__(self, other):
-        return BinOp("&", self, _as_expr(other))
-
-    def __rand__(self, other):
-        return BinOp("&", _as_expr(other), self)
-
-    def __or__(self, other):
-        return BinOp("|", self, _as_expr(other))
-
-    def __ror__(self, other):
-        return BinOp("|", _as_expr(other), self)
 
     def __invert__(self):
         return UnaryOp("!", self)
@@ -285,32 +281,14 @@ class Expr:
             "use & | ~ instead of and/or/not. " + _PAREN_HINT
         )
 
-    # interface --------------------------------------------------------------------------------
-    def evaluate(self, data: pd.DataFrame) -> np.ndarray:
+    def evaluate(self, data: pd.DataFrame | ColumnCache) -> np.ndarray:
         """Evaluate on every row of ``data``; returns a numpy array of length ``len(data)``."""
         raise NotImplementedError
 
     def variables(self) -> set[str]:
         """Names of the columns the expression reads."""
-        raise NotImplementedError
-
-    def key(self) -> tuple:
-        """A hashable structural key; equal keys mean equal expressions."""
-        raise NotImplementedError
-
-    def same_as(self, other: object) -> bool:
-        """Structural equality (``==`` builds a comparison instead)."""
-        return isinstance(other, Expr) and self.key() == other.key()
-
-    def _prec(self) -> int:
-        return 8
-
-    def __repr__(self) -> str:
-        return self.to_text()
-
-    def to_text(self) -> str:
-        """The text form, re-parseable by :func:`parse_expression`."""
-        raise NotImplementedError
+        return set().union(*(child.variables() for child in vars(self).values()
+                             if isinstance(child, Expr)))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -336,10 +314,8 @@ class Var(Expr):
         if not isinstance(self.name, str) or not self.name:
             raise SpecError(f"a variable name must be a non-empty string, got {self.name!r}")
 
-    def evaluate(self, data: pd.DataFrame) -> np.ndarray:
-        if isinstance(data, ColumnCache):
-            return data.array(self.name)
-        return _column_array(data, self.name)
+    def evaluate(self, data: pd.DataFrame | ColumnCache) -> np.ndarray:
+        return (data if isinstance(data, ColumnCache) else ColumnCache(data)).array(self.name)
 
     def variables(self) -> set[str]:
         return {self.name}
@@ -361,24 +337,16 @@ class Const(Expr):
     value: float | int | bool | str
 
     def __post_init__(self):
-        if not isinstance(self.value, (int, float, bool, str, np.integer, np.floating)):
+        if not isinstance(self.value, (*_NUMBER, bool, str)):
             raise SpecError(f"unsupported literal {self.value!r} in a row expression")
 
-    def evaluate(self, data: pd.DataFrame) -> np.ndarray:
-        n = len(data)
-        if isinstance(self.value, str):
-            return np.full(n, self.value, dtype=object)
-        if isinstance(self.value, bool):
-            return np.full(n, self.value, dtype=bool)
-        return np.full(n, float(self.value))
-
-    def variables(self) -> set[str]:
-        return set()
+    def evaluate(self, data: pd.DataFrame | ColumnCache) -> np.ndarray:
+        v = self.value
+        dtype = object if isinstance(v, str) else bool if isinstance(v, bool) else float
+        return np.full(len(data), v if dtype is not float else float(v), dtype=dtype)
 
     def key(self) -> tuple:
-        if isinstance(self.value, str):
-            return ("str", self.value)
-        return ("num", float(self.value))
+        return ("str", self.value) if isinstance(self.value, str) else ("num", float(self.value))
 
     def to_text(self) -> str:
         if isinstance(self.value, str):
@@ -393,16 +361,13 @@ class UnaryOp(Expr):
     op: str
     operand: Expr
 
-    def evaluate(self, data: pd.DataFrame) -> np.ndarray:
+    def evaluate(self, data: pd.DataFrame | ColumnCache) -> np.ndarray:
         v = self.operand.evaluate(data)
         if self.op == "!":
             return ~_truth(v, str(self.operand))
         if _is_text(v):
             raise DataError(f"cannot negate the text values of {self.operand}")
         return -v.astype(float)
-
-    def variables(self) -> set[str]:
-        return self.operand.variables()
 
     def key(self) -> tuple:
         return ("unary", self.op, self.operand.key())
@@ -417,8 +382,12 @@ class UnaryOp(Expr):
         return f"-{inner}" if self.op == "-" else f"!{inner}"
 
 
+_NUMPY_OPS = {">": np.greater, "<": np.less, ">=": np.greater_equal, "<=": np.less_equal,
+              "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class BinOp(Expr):
+class BinOp(_Pair, Expr):
     """A binary arithmetic, comparison or Boolean operation on row expressions."""
 
     op: str
@@ -426,13 +395,11 @@ class BinOp(Expr):
     right: Expr
 
     def __post_init__(self):
-        if self.op not in _ROW_OPS:
+        if self.op not in _PREC or self.op in ("!", "neg"):
             raise SpecError(f"unknown operator {self.op!r} in a row expression")
 
-    def evaluate(self, data: pd.DataFrame) -> np.ndarray:
-        a = self.left.evaluate(data)
-        b = self.right.evaluate(data)
-        op = self.op
+    def evaluate(self, data: pd.DataFrame | ColumnCache) -> np.ndarray:
+        a, b, op = self.left.evaluate(data), self.right.evaluate(data), self.op
         if op in ("&", "|"):
             ta, tb = _truth(a, str(self.left)), _truth(b, str(self.right))
             return (ta & tb) if op == "&" else (ta | tb)
@@ -444,56 +411,17 @@ class BinOp(Expr):
                     f"{txt} holds text but is compared with the number {num}; "
                     "quote the value or check the column's coding"
                 )
-            res = (a == b) if op == "==" else (a != b)
-            return np.asarray(res, dtype=bool)
+            return np.asarray((a == b) if op == "==" else (a != b), dtype=bool)
         if text_a or text_b:
-            if op in ("<", ">", "<=", ">=") and text_a and text_b:
+            if _PREC[op] == 4 and text_a and text_b:
                 try:
-                    return np.asarray(_CMP[op](a, b), dtype=bool)
+                    return np.asarray(_NUMPY_OPS[op](a, b), dtype=bool)
                 except TypeError as err:
                     raise DataError(f"cannot order the values of {self}: {err}") from err
             raise DataError(f"cannot apply {op!r} to text values in {self}")
-        a = a.astype(float)
-        b = b.astype(float)
-        if op in _CMP:
-            with np.errstate(invalid="ignore"):
-                return _CMP[op](a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
-            if op == "+":
-                return a + b
-            if op == "-":
-                return a - b
-            if op == "*":
-                return a * b
-            return a / b
+            return _NUMPY_OPS[op](a.astype(float), b.astype(float))
 
-    def variables(self) -> set[str]:
-        return self.left.variables() | self.right.variables()
-
-    def key(self) -> tuple:
-        return ("bin", self.op, self.left.key(), self.right.key())
-
-    def _prec(self) -> int:
-        return _PREC[self.op]
-
-    def to_text(self) -> str:
-        p = self._prec()
-        left, right = self.left.to_text(), self.right.to_text()
-        # left-associative parse: equal precedence on the right (and around a comparison,
-        # which does not chain) needs parentheses to give the same tree back
-        if self.left._prec() < p or (p == 4 and self.left._prec() == p):
-            left = f"({left})"
-        if self.right._prec() <= p:
-            right = f"({right})"
-        return f"{left} {self.op} {right}"
-
-
-_CMP = {
-    ">": np.greater,
-    "<": np.less,
-    ">=": np.greater_equal,
-    "<=": np.less_equal,
-}
 
 
 def _as_expr(x) -> Expr:
@@ -504,20 +432,25 @@ def _as_expr(x) -> Expr:
             f"cannot use the expectation-level {x} inside a row expression; "
             "E[...] terms combine only with constants and other E[...] terms"
         )
-    if isinstance(x, (bool, int, float, str, np.integer, np.floating)):
+    if isinstance(x, (*_NUMBER, bool, str)):
         return Const(x.item() if isinstance(x, np.generic) else x)
     raise SpecError(f"cannot use {x!r} in a row expression")
+
+
+_operators(Expr, {**_ARITH, "&": "and", "|": "or"},
+           lambda op, a, b: BinOp(op, _as_expr(a), _as_expr(b)))
+_operators(Expr, {">": "gt", "<": "lt", ">=": "ge", "<=": "le", "==": "eq", "!=": "ne"},
+           lambda op, a, b: BinOp(op, _as_expr(a), _as_expr(b)), reflected=False)
 
 
 # ---------------------------------------------------------------------------------------------
 # Expectation terms <ETerm>
 # ---------------------------------------------------------------------------------------------
 
-_SPEC_CMP = {">", "<", "==", "!="}
 _FLIP = {">": "<", "<": ">", "==": "==", "!=": "!="}
 
 
-class ETerm:
+class ETerm(_Node):
     """An expectation-level term: expectations, constants and ``+ - * /`` over them.
 
     Examples
@@ -528,31 +461,6 @@ class ETerm:
     """
 
     __slots__ = ()
-    __hash__ = None
-
-    def __add__(self, other):
-        return TermOp("+", self, _as_term(other))
-
-    def __radd__(self, other):
-        return TermOp("+", _as_term(other), self)
-
-    def __sub__(self, other):
-        return TermOp("-", self, _as_term(other))
-
-    def __rsub__(self, other):
-        return TermOp("-", _as_term(other), self)
-
-    def __mul__(self, other):
-        return TermOp("*", self, _as_term(other))
-
-    def __rmul__(self, other):
-        return TermOp("*", _as_term(other), self)
-
-    def __truediv__(self, other):
-        return TermOp("/", self, _as_term(other))
-
-    def __rtruediv__(self, other):
-        return TermOp("/", _as_term(other), self)
 
     def __neg__(self):
         if isinstance(self, Constant):
@@ -568,21 +476,9 @@ class ETerm:
                 f"{self} {op} {other} as ({self} - {other}) {op} 0"
             )
         c = other.value if isinstance(other, Constant) else other
-        if isinstance(c, (bool, str)) or not isinstance(c, (int, float, np.integer, np.floating)):
+        if isinstance(c, (bool, str)) or not isinstance(c, _NUMBER):
             raise SpecError(f"cannot compare {self} with {other!r}; the threshold must be a number")
         return Threshold(self, op, float(c))
-
-    def __gt__(self, other):
-        return self._compare(">", other)
-
-    def __lt__(self, other):
-        return self._compare("<", other)
-
-    def __eq__(self, other):  # type: ignore[override]
-        return self._compare("==", other)
-
-    def __ne__(self, other):  # type: ignore[override]
-        return self._compare("!=", other)
 
     def __ge__(self, other):
         raise SpecError("AVOIR's grammar has no >=; use > (the bound makes the two equivalent)")
@@ -593,37 +489,13 @@ class ETerm:
     def __and__(self, other):
         raise SpecError(f"& combines specifications, not the term {self}. " + _PAREN_HINT)
 
-    __rand__ = __and__
-
     def __or__(self, other):
         raise SpecError(f"| combines specifications, not the term {self}. " + _PAREN_HINT)
 
-    __ror__ = __or__
+    __rand__, __ror__ = __and__, __or__
 
     def __bool__(self):
         raise SpecError(f"the expectation term {self} has no truth value. " + _PAREN_HINT)
-
-    def key(self) -> tuple:
-        """A hashable structural key."""
-        raise NotImplementedError
-
-    def same_as(self, other: object) -> bool:
-        """Structural equality (``==`` builds a comparison instead)."""
-        return isinstance(other, ETerm) and self.key() == other.key()
-
-    def children(self) -> tuple:
-        """Child nodes in the specification tree."""
-        return ()
-
-    def _prec(self) -> int:
-        return 8
-
-    def __repr__(self) -> str:
-        return self.to_text()
-
-    def to_text(self) -> str:
-        """The text form, re-parseable by :func:`parse_term`."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -661,10 +533,7 @@ class Expectation(ETerm):
 
     def variables(self) -> set[str]:
         """Columns read by the expression and the condition."""
-        out = self.expr.variables()
-        if self.given is not None:
-            out |= self.given.variables()
-        return out
+        return self.expr.variables() | (set() if self.given is None else self.given.variables())
 
     def key(self) -> tuple:
         return ("E", self.expr.key(), None if self.given is None else self.given.key(),
@@ -678,7 +547,7 @@ class Expectation(ETerm):
             s += f", range=({_fmt_number(self.range[0])}, {_fmt_number(self.range[1])})"
         return s + "]"
 
-    def observe(self, data: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    def observe(self, data: pd.DataFrame | ColumnCache) -> tuple[np.ndarray, np.ndarray]:
         """Per-record (condition mask, value) on a batch; values checked against the range.
 
         Returns
@@ -693,19 +562,15 @@ class Expectation(ETerm):
         DataError
             If a value where the condition holds is missing or outside the declared range.
         """
-        n = len(data)
-        if self.given is None:
-            mask = np.ones(n, dtype=bool)
-        else:
-            mask = _truth(np.asarray(self.given.evaluate(data)), str(self.given))
+        mask = np.ones(len(data), dtype=bool) if self.given is None else \
+            _truth(np.asarray(self.given.evaluate(data)), str(self.given))
         vals = np.asarray(self.expr.evaluate(data))
         if _is_text(vals):
             raise DataError(
                 f"the expression {self.expr} of {self} holds text; compare it with a value, "
                 f"e.g. E[{self.expr} == \"value\"]"
             )
-        vals = vals.astype(float)
-        vals = np.where(mask, vals, 0.0)
+        vals = np.where(mask, vals.astype(float), 0.0)
         lo, hi = self.range
         bad = mask & ~((vals >= lo) & (vals <= hi))
         if bad.any():
@@ -747,7 +612,7 @@ class Constant(ETerm):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class TermOp(ETerm):
+class TermOp(_Pair, ETerm):
     """``left op right`` for ``op`` in ``+ - * /`` over expectation terms.
 
     Examples
@@ -763,26 +628,8 @@ class TermOp(ETerm):
     right: ETerm
 
     def __post_init__(self):
-        if self.op not in ("+", "-", "*", "/"):
+        if self.op not in _ARITH:
             raise SpecError(f"unknown operator {self.op!r} between expectation terms")
-
-    def children(self) -> tuple:
-        return (self.left, self.right)
-
-    def key(self) -> tuple:
-        return ("op", self.op, self.left.key(), self.right.key())
-
-    def _prec(self) -> int:
-        return _PREC[self.op]
-
-    def to_text(self) -> str:
-        p = self._prec()
-        left, right = self.left.to_text(), self.right.to_text()
-        if self.left._prec() < p:
-            left = f"({left})"
-        if self.right._prec() <= p:
-            right = f"({right})"
-        return f"{left} {self.op} {right}"
 
 
 def _as_term(x) -> ETerm:
@@ -793,9 +640,14 @@ def _as_term(x) -> ETerm:
             f"the row expression {x} must be wrapped in E[...] before it is combined with "
             "expectation terms"
         )
-    if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool):
+    if isinstance(x, _NUMBER) and not isinstance(x, bool):
         return Constant(float(x))
     raise SpecError(f"cannot use {x!r} in an expectation term")
+
+
+_operators(ETerm, _ARITH, lambda op, a, b: TermOp(op, _as_term(a), _as_term(b)))
+_operators(ETerm, {">": "gt", "<": "lt", "==": "eq", "!=": "ne"},
+           lambda op, a, b: a._compare(op, b), reflected=False)
 
 
 def E(expr: Expr | str | float, given: Expr | str | None = None, *,
@@ -824,18 +676,11 @@ def E(expr: Expr | str | float, given: Expr | str | None = None, *,
     >>> E("x > 10", given="g == 1")
     E[x > 10 | g == 1]
     """
-    if isinstance(expr, str):
-        expr = parse_expression(expr)
-    else:
-        expr = _as_expr(expr)
-    if isinstance(given, str):
-        given = parse_expression(given)
-    elif given is not None:
-        given = _as_expr(given)
-    if range is None:
-        range = (0.0, 1.0)
+    expr = parse_expression(expr) if isinstance(expr, str) else _as_expr(expr)
+    if given is not None:
+        given = parse_expression(given) if isinstance(given, str) else _as_expr(given)
     try:
-        lo, hi = float(range[0]), float(range[1])
+        lo, hi = (0.0, 1.0) if range is None else (float(range[0]), float(range[1]))
     except (TypeError, ValueError, IndexError) as err:
         raise SpecError(f"range must be a pair of numbers (a, b), got {range!r}") from err
     return Expectation(expr, given, (lo, hi))
@@ -846,7 +691,7 @@ def E(expr: Expr | str | float, given: Expr | str | None = None, *,
 # ---------------------------------------------------------------------------------------------
 
 
-class Spec:
+class Spec(_Node):
     """A specification: a comparison ``<ETerm> op c`` or a Boolean combination of them.
 
     Examples
@@ -882,45 +727,13 @@ class Spec:
             f"the specification {self} has no truth value until it is monitored. " + _PAREN_HINT
         )
 
-    def key(self) -> tuple:
-        """A hashable structural key."""
-        raise NotImplementedError
-
-    def same_as(self, other: object) -> bool:
-        """Structural equality of two specification trees.
-
-        Examples
-        --------
-        >>> from pcfair.audits.avoir import E, Var, parse_spec
-        >>> (E(Var("r")) > 0.5).same_as(parse_spec("E[r] > 0.5"))
-        True
-        """
-        return isinstance(other, Spec) and self.key() == other.key()
-
-    def children(self) -> tuple:
-        """Child nodes in the specification tree."""
-        return ()
-
     def leaves(self) -> list[Expectation]:
         """The expectation leaves, in depth-first left-to-right order, as a multiset."""
         return [node for node in iter_nodes(self) if isinstance(node, Expectation)]
 
     def variables(self) -> set[str]:
         """Columns the specification reads."""
-        out: set[str] = set()
-        for leaf in self.leaves():
-            out |= leaf.variables()
-        return out
-
-    def _prec(self) -> int:
-        return 8
-
-    def __repr__(self) -> str:
-        return self.to_text()
-
-    def to_text(self) -> str:
-        """The text form, re-parseable by :func:`parse_spec`."""
-        raise NotImplementedError
+        return set().union(*(leaf.variables() for leaf in self.leaves()))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -940,7 +753,7 @@ class Threshold(Spec):
     c: float
 
     def __post_init__(self):
-        if self.op not in _SPEC_CMP:
+        if self.op not in _FLIP:
             raise SpecError(f"comparison {self.op!r} is not in AVOIR's grammar (> < == !=)")
         if not isinstance(self.term, ETerm):
             raise SpecError(f"a threshold compares an expectation term, got {self.term!r}")
@@ -965,7 +778,7 @@ class Threshold(Spec):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class And(Spec):
+class And(_Pair, Spec):
     """Conjunction of two specifications (Kleene AND).
 
     Examples
@@ -977,22 +790,11 @@ class And(Spec):
 
     left: Spec
     right: Spec
-
-    def children(self) -> tuple:
-        return (self.left, self.right)
-
-    def key(self) -> tuple:
-        return ("and", self.left.key(), self.right.key())
-
-    def _prec(self) -> int:
-        return 2
-
-    def to_text(self) -> str:
-        return _join_text(self, "&")
+    op: ClassVar[str] = "&"
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Or(Spec):
+class Or(_Pair, Spec):
     """Disjunction of two specifications (Kleene OR).
 
     Examples
@@ -1004,29 +806,7 @@ class Or(Spec):
 
     left: Spec
     right: Spec
-
-    def children(self) -> tuple:
-        return (self.left, self.right)
-
-    def key(self) -> tuple:
-        return ("or", self.left.key(), self.right.key())
-
-    def _prec(self) -> int:
-        return 1
-
-    def to_text(self) -> str:
-        return _join_text(self, "|")
-
-
-def _join_text(node, op: str) -> str:
-    p = node._prec()
-    left, right = node.left.to_text(), node.right.to_text()
-    # parenthesise comparisons too: the text then also reads correctly as Python
-    if node.left._prec() < p or isinstance(node.left, Threshold):
-        left = f"({left})"
-    if node.right._prec() <= p or isinstance(node.right, Threshold):
-        right = f"({right})"
-    return f"{left} {op} {right}"
+    op: ClassVar[str] = "|"
 
 
 def iter_nodes(node) -> Iterator:
@@ -1096,15 +876,12 @@ class _Source:
         self.pieces: list[str] = []
         self.where: list[int] = []  # offset in the text of each character of the rewrite
         self.unclosed: str | None = None
-        self.starts: list[int] = []  # offset in the rewrite of each token
         self.keyword_columns = keyword_columns  # read `class`, `if`... as column names
         self.tokens = self._tokens()
         self._translate(row)
         python = "".join(self.pieces)
         self.python = python.lstrip()  # Python refuses a leading space ("unexpected indent")
-        lead = len(python) - len(self.python)
-        self.where = self.where[lead:] + [len(text)]
-        self.starts = [i - lead for i in self.starts]
+        self.where = self.where[len(python) - len(self.python):] + [len(text)]
 
     def fail(self, message: str, position: int):
         raise SpecSyntaxError(message, self.text, position)
@@ -1139,7 +916,6 @@ class _Source:
             if k and start == done and kind in ("number", "word") \
                     and toks[k - 1][0] in ("number", "word"):
                 self._emit(" ", start)  # 0x10, 1_000, 1j: Python would read one number
-            self.starts.append(len(self.where))
             top = stack[-1]
             after = toks[k + 1][1] if k + 1 < len(toks) else None
             out = _PYTHON_SPELLING.get(raw, raw) if kind == "op" else raw
@@ -1203,7 +979,8 @@ class _Source:
         off = (err.offset or 0) - 1
         if "forgot a comma" in err.msg and err.end_offset:
             # Python marks two juxtaposed expressions; the second one's first token is at fault
-            for start in sorted(self.starts, reverse=True):
+            starts = {self.where.index(t[2]) for t in self.tokens if t[2] in self.where}
+            for start in sorted(starts, reverse=True):
                 if off < start < err.end_offset - 1 and _parses(self.python[off:start]):
                     off = start
                     break
@@ -1222,11 +999,8 @@ _CONSTRUCTS = {
     "Call": "a function call", "Attribute": "an attribute", "Subscript": "indexing",
     "Slice": "a slice", "Lambda": "a lambda", "IfExp": "an if-else expression",
     "NamedExpr": "an assignment expression (:=)", "Tuple": "a tuple", "List": "a list",
-    "Set": "a set", "Dict": "a dict", "ListComp": "a comprehension",
-    "SetComp": "a comprehension", "DictComp": "a comprehension",
-    "GeneratorExp": "a generator expression", "JoinedStr": "an f-string",
+    "Set": "a set", "Dict": "a dict", "JoinedStr": "an f-string",
     "Starred": "a starred expression", "Await": "await", "Yield": "yield",
-    "YieldFrom": "yield",
 }
 _PY_OPS = {
     "Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "Pow": "**", "FloorDiv": "//",
@@ -1235,6 +1009,10 @@ _PY_OPS = {
     "In": "in", "NotIn": "not in", "Is": "is", "IsNot": "is not", "Invert": "~", "Not": "!",
     "UAdd": "+", "USub": "-",
 }
+#: The grammar's binary operators, applied to the builder's nodes (which check the levels).
+_APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+          ">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le,
+          "==": operator.eq, "!=": operator.ne}
 
 
 class _Reader(ast.NodeVisitor):
@@ -1269,15 +1047,28 @@ class _Reader(ast.NodeVisitor):
         what = _CONSTRUCTS.get(type(node).__name__, f"Python's {type(node).__name__}")
         self.fail(f"{what} is not part of AVOIR's specification language", node)
 
+    def operator(self, op: str, at: int):
+        if op not in _APPLY:
+            self.fail(f"the operator {op!r} is not part of AVOIR's specification language", at)
+
+    def apply(self, op: str, left, right, at: int):
+        """``left op right`` by the builder; a specification operand is refused here."""
+        for side in (left, right):
+            if isinstance(side, Spec):
+                self.fail(f"{op!r} applies to expectation terms, not to the specification "
+                          f"{side}", at)
+        try:
+            return _APPLY[op](left, right)
+        except SpecError as err:
+            self.fail(str(err), at)
+
     def visit_Constant(self, node: ast.Constant):
         v = node.value
         if not isinstance(v, (bool, int, float)):
             self.fail(f"the constant {v!r} is not part of AVOIR's specification language", node)
-        if self.row:
-            return Const(v)
-        if isinstance(v, bool):
+        if isinstance(v, bool) and not self.row:
             self.fail(f"the Boolean {v} must be inside E[...]", node)
-        return Constant(v)
+        return Const(v) if self.row else Constant(v)
 
     def visit_Name(self, node: ast.Name):
         kind, value, source = self.src.literals.get(node.id, ("name", node.id, node.id))
@@ -1296,65 +1087,39 @@ class _Reader(ast.NodeVisitor):
             self.fail("AVOIR's grammar has no negation of a specification or term; "
                       "flip the comparison instead", node)
         operand = self.visit(node.operand)
-        if op == "!":
-            return UnaryOp("!", operand)
         if isinstance(operand, Spec):
             self.fail("unary minus applies to expectation terms, not specifications", node)
-        return -operand if op == "-" else operand
+        return ~operand if op == "!" else -operand if op == "-" else operand
 
     def visit_BinOp(self, node: ast.BinOp):
-        left, op, at = self.visit(node.left), _PY_OPS[type(node.op).__name__], \
-            self.op_at(node.left, node.right)
-        if op not in ("+", "-", "*", "/"):
-            self.fail(f"the operator {op!r} is not part of AVOIR's specification language", at)
-        right = self.visit(node.right)
-        if self.row:
-            return BinOp(op, left, right)
-        for side in (left, right):
-            if isinstance(side, Spec):
-                self.fail(f"{op!r} applies to expectation terms, not to the specification "
-                          f"{side}", at)
-        return TermOp(op, left, right)
+        left, op = self.visit(node.left), _PY_OPS[type(node.op).__name__]
+        self.operator(op, at := self.op_at(node.left, node.right))
+        return self.apply(op, left, self.visit(node.right), at)
+
+    def visit_Compare(self, node: ast.Compare):
+        left, op = self.visit(node.left), _PY_OPS[type(node.ops[0]).__name__]
+        self.operator(op, at := self.op_at(node.left, node.comparators[0]))
+        right = self.visit(node.comparators[0])
+        if len(node.ops) > 1:
+            self.fail("comparisons cannot be chained; combine them with & instead",
+                      self.op_at(node.comparators[0], node.comparators[1]))
+        if not self.row and not isinstance(left, Constant) and isinstance(right, ETerm) \
+                and not isinstance(right, Constant) and op in _FLIP:
+            self.fail(f"AVOIR compares an expectation term with a constant; rewrite as "
+                      f"({left} - {right}) {op} 0", at)
+        return self.apply(op, left, right, at)
 
     def visit_BoolOp(self, node: ast.BoolOp):
         op = "&" if isinstance(node.op, ast.And) else "|"
         result = self.visit(node.values[0])
         for a, b in zip(node.values, node.values[1:]):
             right = self.visit(b)
-            if self.row:
-                result = BinOp(op, result, right)
-                continue
             for side, value in (("left", result), ("right", right)):
-                if not isinstance(value, Spec):
+                if not self.row and not isinstance(value, Spec):
                     self.fail(f"{op} combines specifications (comparisons of E[...] terms with "
                               f"constants); its {side} side {value} is not one", self.op_at(a, b))
-            result = And(result, right) if op == "&" else Or(result, right)
+            result = (result & right) if op == "&" else (result | right)
         return result
-
-    def visit_Compare(self, node: ast.Compare):
-        left, op = self.visit(node.left), _PY_OPS[type(node.ops[0]).__name__]
-        at = self.op_at(node.left, node.comparators[0])
-        if op in ("in", "not in", "is", "is not"):
-            self.fail(f"the operator {op!r} is not part of AVOIR's specification language", at)
-        right = self.visit(node.comparators[0])
-        if len(node.ops) > 1:
-            self.fail("comparisons cannot be chained; combine them with & instead",
-                      self.op_at(node.comparators[0], node.comparators[1]))
-        if self.row:
-            return BinOp(op, left, right)
-        if op in (">=", "<="):
-            self.fail(f"AVOIR's grammar has no {op}; use {op[0]} (the bound makes the two "
-                      "equivalent)", at)
-        for side in (left, right):
-            if isinstance(side, Spec):
-                self.fail(f"{op} compares an expectation term with a constant, not the "
-                          f"specification {side}; parenthesise or use & |", at)
-        if isinstance(right, Constant):
-            return Threshold(left, op, right.value)
-        if isinstance(left, Constant):
-            return Threshold(right, _FLIP[op], left.value)
-        self.fail(f"AVOIR compares an expectation term with a constant; rewrite as "
-                  f"({left} - {right}) {op} 0", at)
 
     def visit_Subscript(self, node: ast.Subscript):
         if not (isinstance(node.value, ast.Name) and node.value.id == "E"
@@ -1367,30 +1132,24 @@ class _Reader(ast.NodeVisitor):
         if not parts:
             self.fail("E[...] needs an expression", node)
         self.row = True  # (a refused text abandons the reader: no need to reset on errors)
-        expr = self.visit(parts[0])
+        expr, given, rng = self.visit(parts[0]), None, None
         if len(parts) == 1 and isinstance(node.slice, ast.Tuple):
             self.fail("after the expression, a comma must be followed by given= or range=",
                       node.slice)
-        given: list[Expr] = []
-        rng: tuple[float, float] | None = None
         for part in parts[1:]:
             name = part.target.id if isinstance(part, ast.NamedExpr) else None
-            if name == "given":
-                given.append(self.visit(part.value))
-            elif name == "range":
+            if name == "range":
                 if rng is not None:
                     self.fail("range= is given twice", part)
                 rng = self.range(part.value)
-            elif given:
-                given.append(self.visit(part))
+            elif name == "given" or given is not None:
+                cond = self.visit(part.value if name == "given" else part)
+                given = cond if given is None else given & cond
             else:
                 self.fail("after the expression, a comma must be followed by given= or range=",
                           part)
         self.row = False
-        cond = None
-        for g in given:
-            cond = g if cond is None else BinOp("&", cond, g)
-        return Expectation(expr, cond, rng or (0.0, 1.0))
+        return Expectation(expr, given, rng or (0.0, 1.0))
 
     def range(self, node: ast.AST) -> tuple[float, float]:
         ends = [self.visit(end) for end in node.elts] if isinstance(node, ast.Tuple) else []
