@@ -45,6 +45,11 @@ TYPE_NAMES = {
 }
 
 
+#: Node kind of each class of the specification tree.
+_KIND = {And: "and", Or: "or", Threshold: "cmp", TermOp: "op", Constant: "const",
+         Expectation: "leaf"}
+
+
 @dataclass
 class Node:
     index: int
@@ -123,21 +128,13 @@ class Program:
 
     # construction -----------------------------------------------------------------------------
     def _build(self, obj, parent: int | None, path: str) -> int:
-        idx = len(self.nodes)
-        if isinstance(obj, (And, Or)):
-            node = Node(idx, "and" if isinstance(obj, And) else "or", obj, parent)
-        elif isinstance(obj, Threshold):
-            node = Node(idx, "cmp", obj, parent, op=obj.op, c=obj.c)
-        elif isinstance(obj, TermOp):
-            node = Node(idx, "op", obj, parent, op=obj.op)
-        elif isinstance(obj, Constant):
-            node = Node(idx, "const", obj, parent, c=obj.value)
-        elif isinstance(obj, Expectation):
-            node = Node(idx, "leaf", obj, parent, leaf=len(self.leaves))
+        idx, kind = len(self.nodes), _KIND[type(obj)]
+        node = Node(idx, kind, obj, parent, op=obj.op if kind in ("cmp", "op") else None,
+                    c=obj.c if kind == "cmp" else obj.value if kind == "const" else None)
+        if kind == "leaf":
+            node.leaf = len(self.leaves)
             self.leaves.append(obj)
             self.leaf_nodes.append(idx)
-        else:  # pragma: no cover - guarded by the AST constructors
-            raise TypeError(f"unexpected node {obj!r}")
         node.id = str(uuid.uuid5(_NAMESPACE, f"{path}:{obj.to_text()}"))
         self.nodes.append(node)
         for j, child in enumerate(obj.children()):
