@@ -280,9 +280,11 @@ def _cmd_learn(args) -> int:
         raise OptionError("learn --fair needs --sensitive and --delta")
     if not args.fair and (args.sensitive is not None or args.delta is not None):
         raise OptionError("--sensitive and --delta are options of learn --fair")
+    from pcfair.patterns.support import read_table  # only empty cells are missing
+
     try:
-        df = pd.read_csv(args.data)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        df = read_table(args.data)
+    except pd.errors.EmptyDataError as exc:
         raise DataError(f"cannot read {args.data}: {exc}") from None
     if args.decision not in df.columns:
         raise DataError(f"decision column {args.decision!r} is not in {args.data}; columns are "

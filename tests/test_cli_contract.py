@@ -65,11 +65,12 @@ def test_json_with_an_overflowing_number_exits_2(tmp_path, capsys, field):
 # --- numeric options: exit 2 with a message naming the option ---------------------------------
 
 CSV_AUDITS = {
-    "cbs": ["audit", "cbs", "{csv}", "--protected", "s", "--outcome", "y", "--prediction", "p"],
-    "disaggregate": ["audit", "disaggregate", "{csv}", "--sensitive", "s", "--label", "y",
+    "cbs": ["audit", "cbs", "{csv}", "--sensitive", "s", "--outcome", "y", "--prediction", "p"],
+    "disaggregate": ["audit", "regression", "{csv}", "--sensitive", "s", "--outcome", "y",
                      "--prediction", "p"],
     "testsgd": ["audit", "testsgd", "{csv}", "--model", "mod:predict", "--sensitive", "s"],
-    "monitor": ["audit", "monitor", "{csv}", "--spec", "E[y] > 0.5"],
+    "monitor": ["audit", "monitor", "{csv}", "--prediction", "p", "--sensitive", "s",
+                "--spec", "E[y] > 0.5"],
 }
 
 BAD_OPTIONS = [
@@ -100,11 +101,11 @@ BAD_OPTIONS = [
     ([*CSV_AUDITS["cbs"], "--permutations", "-1"], "--permutations"),
     ([*CSV_AUDITS["cbs"], "--alpha", "1"], "--alpha"),
     ([*CSV_AUDITS["cbs"], "--threshold", "0"], "--threshold"),
-    ([*CSV_AUDITS["cbs"], "--n-jobs", "0"], "--n-jobs"),
+    ([*CSV_AUDITS["cbs"], "--jobs", "0"], "--jobs"),
     ([*CSV_AUDITS["cbs"], "--C", "-1"], "--C"),
     ([*CSV_AUDITS["disaggregate"], "--level", "1.5"], "--level"),
     ([*CSV_AUDITS["disaggregate"], "--n-boot", "0"], "--n-boot"),
-    ([*CSV_AUDITS["testsgd"], "--top", "-1"], "--top"),
+    ([*CSV_AUDITS["testsgd"], "--k", "-1"], "--k"),
     ([*CSV_AUDITS["testsgd"], "--confidence", "0"], "--confidence"),
     ([*CSV_AUDITS["testsgd"], "--sup-thr", "2"], "--sup-thr"),
     ([*CSV_AUDITS["monitor"], "--delta", "0"], "--delta"),

@@ -308,11 +308,11 @@ def cli(monkeypatch):
 def test_cli_reports_a_violation_with_exit_code_1(cli, tmp_path, capsys):
     path = tmp_path / "stream.csv"
     _stream(10, 6000).to_csv(path, index=False)
-    code = cli(["audit", "monitor", str(path), "--spec", DIFF, "--delta", "0.1"])
+    code = cli(["audit", "monitor", str(path), "--prediction", "r", "--sensitive", "g", "--spec", DIFF, "--failure-prob", "0.1"])
     out = capsys.readouterr().out
     assert code == 1
     assert "verdict False at record" in out
-    code = cli(["audit", "avoir", str(path), "--spec", DIFF, "--split", "equal",
+    code = cli(["audit", "avoir", str(path), "--prediction", "r", "--sensitive", "g", "--spec", DIFF, "--split", "equal",
                 "--format", "json", "--export", str(tmp_path / "tree.json")])
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["verdict"] is False and report["split"] == "equal"
@@ -323,22 +323,22 @@ def test_cli_reports_a_violation_with_exit_code_1(cli, tmp_path, capsys):
 def test_cli_true_and_undetermined_exit_0(cli, tmp_path, capsys):
     path = tmp_path / "stream.csv"
     _stream(11, 3000, mu_b=0.78).to_csv(path, index=False)
-    assert cli(["audit", "monitor", str(path), "--spec", "E[r | g == 1] - E[r | g == 0] < 0.3"]
+    assert cli(["audit", "monitor", str(path), "--prediction", "r", "--sensitive", "g", "--spec", "E[r | g == 1] - E[r | g == 0] < 0.3"]
                ) == 0
     assert "verdict True" in capsys.readouterr().out
-    assert cli(["audit", "monitor", str(path), "--spec", "E[r] > 0.78", "--format", "json"]) == 0
+    assert cli(["audit", "monitor", str(path), "--prediction", "r", "--sensitive", "g", "--spec", "E[r] > 0.78", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] is None
 
 
 def test_cli_bad_input_exit_2(cli, tmp_path, capsys):
     path = tmp_path / "stream.csv"
     _stream(12, 50).to_csv(path, index=False)
-    assert cli(["audit", "monitor", str(path), "--spec", "E[r | g == ] > 0.5"]) == 2
+    assert cli(["audit", "monitor", str(path), "--prediction", "r", "--sensitive", "g", "--spec", "E[r | g == ] > 0.5"]) == 2
     assert "^" in capsys.readouterr().err
-    assert cli(["audit", "monitor", str(path), "--spec", "E[q] > 0.5"]) == 2
+    assert cli(["audit", "monitor", str(path), "--prediction", "r", "--sensitive", "g", "--spec", "E[q] > 0.5"]) == 2
     assert "column 'q'" in capsys.readouterr().err
-    assert cli(["audit", "monitor", str(path), "--spec", DIFF, "--delta", "2"]) == 2
-    assert cli(["audit", "monitor", str(tmp_path / "missing.csv"), "--spec", DIFF]) == 2
+    assert cli(["audit", "monitor", str(path), "--prediction", "r", "--sensitive", "g", "--spec", DIFF, "--failure-prob", "2"]) == 2
+    assert cli(["audit", "monitor", str(tmp_path / "missing.csv"), "--prediction", "r", "--sensitive", "g", "--spec", DIFF]) == 2
 
 
 @settings(max_examples=25, deadline=None)

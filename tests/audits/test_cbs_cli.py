@@ -28,16 +28,17 @@ def csv(tmp_path):
     return path
 
 
-BASE = ["audit", "cbs", "--protected", "race", "--protected-value", "A",
+BASE = ["audit", "cbs", "--sensitive", "race", "--sensitive-value", "A",
         "--covariates", "sex,age", "--outcome", "y", "--prediction", "p", "--seed", "1",
         "--restarts", "5"]
 
 
 def test_cli_json_output_and_found_exit_code(csv, capsys):
     code = main([*BASE[:2], str(csv), *BASE[2:], "--definition", "fpr", "--permutations", "9",
-                 "--alpha", "0.2", "--n-jobs", "1", "--format", "json"])
+                 "--alpha", "0.2", "--jobs", "1", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 1
+    assert code == 1 and out["method"] == "cbs" and out["n_scans"] == 1
+    out = out["scans"][0]
     assert out["subgroup"] == {"sex": ["M"]}
     assert out["definition"] == "fpr" and out["protected"] == "race = A"
     assert out["p_value"] == pytest.approx(0.1) and out["n_permutations"] == 9
@@ -62,7 +63,7 @@ def test_cli_bad_input_exits_two(csv, capsys):
     code = main([*BASE[:2], str(csv), *BASE[2:], "--outcome", "nope", "--permutations", "0"])
     assert code == 2
     assert "outcome column 'nope'" in capsys.readouterr().err
-    code = main(["audit", "cbs", str(csv.parent / "missing.csv"), "--protected", "race",
+    code = main(["audit", "cbs", str(csv.parent / "missing.csv"), "--sensitive", "race",
                  "--outcome", "y", "--prediction", "p"])
     assert code == 2
     with pytest.raises(SystemExit) as exc:

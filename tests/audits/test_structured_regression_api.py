@@ -171,7 +171,7 @@ def csv_path(tmp_path_factory) -> Path:
 
 
 def test_cli_table(cli, csv_path, capsys):
-    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "a,b,c", "--label", "y",
+    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "a,b,c", "--outcome", "y",
                 "--prediction", "yhat", "--metric", "accuracy", "--n-boot", "30"])
     out = capsys.readouterr().out
     assert code == 0
@@ -181,19 +181,19 @@ def test_cli_table(cli, csv_path, capsys):
 
 
 def test_cli_json_and_gof_exit_code(cli, csv_path, capsys):
-    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "a,b,c", "--label", "y",
+    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "a,b,c", "--outcome", "y",
                 "--prediction", "score", "--threshold", "0.5", "--metric", "accuracy", "--format", "json",
                 "--gof", "--no-intervals"])
     payload = json.loads(capsys.readouterr().out)
     assert code == 1  # accuracy differs by attribute a: the sensitive F-test rejects
-    assert len(payload["groups"]) == 12
-    assert payload["groups"][0]["group"] == {"a": "p", "b": "u", "c": 0}
-    assert {"n", "standard", "standard_se", "structured", "status"} <= set(payload["groups"][0])
+    assert payload["method"] == "regression" and len(payload["rows"]) == 12
+    assert {k: payload["rows"][0][k] for k in "abc"} == {"a": "p", "b": "u", "c": 0}
+    assert {"n", "standard", "standard_se", "structured", "status"} <= set(payload["rows"][0])
     assert payload["gof"][-1]["test"] == "expl+sens vs expl" and payload["gof"][-1]["p"] < 0.05
 
 
 def test_cli_no_difference_exits_zero(cli, csv_path, capsys):
-    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "b,c", "--label", "y",
+    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "b,c", "--outcome", "y",
                 "--prediction", "yhat", "--metric", "sel", "--gof", "--no-intervals", "--no-outcome-rates",
                 "--format", "json"])
     payload = json.loads(capsys.readouterr().out)
@@ -201,9 +201,9 @@ def test_cli_no_difference_exits_zero(cli, csv_path, capsys):
 
 
 def test_cli_bad_input_exits_two(cli, csv_path, capsys, tmp_path):
-    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "a,zz", "--label", "y", "--prediction", "yhat"])
+    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "a,zz", "--outcome", "y", "--prediction", "yhat"])
     assert code == 2 and "sensitive column 'zz'" in capsys.readouterr().err
-    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "a,b", "--label", "y", "--prediction", "score"])
+    code = cli(["audit", "disaggregate", str(csv_path), "--sensitive", "a,b", "--outcome", "y", "--prediction", "score"])
     assert code == 2 and "pass threshold" in capsys.readouterr().err
     code = cli(["audit", "disaggregate", str(tmp_path / "missing.csv"), "--sensitive", "a"])
     assert code == 2

@@ -276,20 +276,20 @@ def cli_files(tmp_path, monkeypatch):
 
 def test_cli_reports_the_planted_group_and_exits_1(cli_files, capsys):
     csv, model = cli_files
-    args = ["audit", "testsgd", str(csv), "--model", f"{model}:predict", "--sensitive", "gender", "race",
-            "--drop", "label", "age", "--xi", "0.3", "--format", "json"]
+    args = ["audit", "testsgd", str(csv), "--model", f"{model}:predict", "--sensitive", "gender,race",
+            "--drop", "label,age", "--xi", "0.3", "--format", "json"]
     code = main(args)
     out = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert out["n_flagged"] >= 1
-    assert out["results"][0]["rule_set"] == "gender=F, race=B or C"
-    assert out["results"][0]["score"] > 0.4
+    assert out["method"] == "testsgd" and out["top"] == "gender=F, race=B or C"
+    assert out["rows"][0]["rule_set"] == "gender=F, race=B or C"
+    assert out["rows"][0]["score"] > 0.4
 
 
 def test_cli_table_for_a_fair_model_exits_0(cli_files, capsys):
     csv, _ = cli_files
     code = main(["audit", "testsgd", str(csv), "--model", "testsgd_cli_model:fair", "--sensitive", "gender",
-                 "--drop", "label", "--sample-thr", "200", "--xi", "0.2", "--top", "2"])
+                 "--drop", "label", "--sample-thr", "200", "--xi", "0.2", "--k", "2"])
     text = capsys.readouterr().out
     assert code == 0
     assert "rule_set" in text and "gender=F" in text and "0 above xi=0.2" in text
@@ -321,9 +321,9 @@ def test_cli_text_audit(tmp_path, monkeypatch, capsys):
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     code = main(["audit", "testsgd", str(csv), "--model", "testsgd_text_model:predict", "--text-column", "text",
-                 "--sensitive", "gender", "religion", "--sample-thr", "200", "--xi", "0.5", "--format", "json"])
+                 "--sensitive", "gender,religion", "--sample-thr", "200", "--xi", "0.5", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 1 and out["results"][0]["rule_set"] == '"gay", "muslim"'
+    assert code == 1 and out["rows"][0]["rule_set"] == '"gay", "muslim"'
 
 
 def _naive_bayes_circuit(frame: pd.DataFrame, target: str):
@@ -354,12 +354,12 @@ def test_cli_audits_a_circuit_file(tmp_path, capsys):
     pcfair.save(pc, path)
     csv = tmp_path / "data.csv"
     frame.to_csv(csv, index=False)
-    code = main(["audit", "testsgd", str(csv), "--model", str(path), "--target", "y", "--sensitive", "s",
+    code = main(["audit", "testsgd", str(csv), "--model", str(path), "--outcome", "y", "--sensitive", "s",
                  "--sample-thr", "300", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["n_rule_sets"] == 2
     # s = 0 raises the odds of y = 1, so the circuit favours the group s=0.
-    top = out["results"][0]
+    top = out["rows"][0]
     assert top["score"] > 0.05
     assert (top["rule_set"] == "s=0") == (top["difference"] > 0)
     assert main(["audit", "testsgd", str(csv), "--model", str(path), "--sensitive", "s"]) == 2

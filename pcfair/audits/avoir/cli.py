@@ -1,5 +1,11 @@
 """``pcfair audit monitor``: replay a CSV file as a stream through an AVOIR monitor.
 
+The decisions ``r`` are the model's (``--model``: ``P(favorable | x) >= 0.5``) or a column of
+stored predictions (``--prediction``). Without ``--spec`` the specification is demographic
+parity within ``--delta`` for every value ``v`` of every ``--sensitive`` column ``A``:
+``E[r | A == v] - E[r] < delta`` and ``E[r] - E[r | A == v] < delta``, all together. The
+verdict holds with probability at least ``1 - --failure-prob``.
+
 Exit codes: 0 when the specification is certified True or stays undetermined, 1 when it is
 certified False (a fairness violation), 2 on bad input.
 """
@@ -7,20 +13,53 @@ certified False (a fairness violation), 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+import math
 
+import numpy as np
 import pandas as pd
 
+from pcfair.audits._cli import add_common, emit, load_model, model_inputs, read_data, sensitive_columns
 from pcfair.audits.avoir.export import to_json
 from pcfair.audits.avoir.monitor import Monitor
 from pcfair.audits.avoir.opt import SPLITS
 from pcfair.cli import open_probability, positive_int
-from pcfair.errors import DataError
+from pcfair.errors import DataError, OptionError
 
-__all__ = ["register", "run_monitor"]
+__all__ = ["register", "run_monitor", "parity_spec"]
 
 EXIT_OK, EXIT_FOUND = 0, 1
+
+
+def _literal(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)) and math.isfinite(float(value)):
+        return repr(float(value))
+    text = str(value)
+    if '"' in text or "\\" in text:
+        raise DataError(f"value {text!r} cannot be written in a specification; pass --spec")
+    return f'"{text}"'
+
+
+def parity_spec(data: pd.DataFrame, sensitive: list[str], delta: float, output: str = "r") -> str:
+    """The default specification: every group's rate of ``output`` within ``delta`` of the
+    overall rate.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> parity_spec(pd.DataFrame({"sex": ["F", "M", "F"]}), ["sex"], 0.1)
+    'E[r | sex == "F"] - E[r] < 0.1 & E[r] - E[r | sex == "F"] < 0.1 & E[r | sex == "M"] - E[r] < 0.1 & E[r] - E[r | sex == "M"] < 0.1'
+    """
+    parts = []
+    for col in sensitive:
+        for v in sorted(pd.unique(data[col].dropna()), key=str):
+            group = f"E[{output} | {col} == {_literal(v)}]"
+            parts.append(f"{group} - E[{output}] < {delta:g}")
+            parts.append(f"E[{output}] - {group} < {delta:g}")
+    return " & ".join(parts)
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -40,15 +79,20 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description=(
             "Replay DATA.csv row by row (file order) through an AVOIR monitor and report the "
             "record at which the specification was certified True or False with probability "
-            ">= 1 - delta (exit 1 when False), or that it stayed undetermined."),
+            ">= 1 - failure-prob (exit 1 when False), or that it stayed undetermined."),
     )
-    p.add_argument("data", metavar="DATA.csv", help="records, one per row, with a header")
-    p.add_argument("--spec", required=True,
-                   help='specification, e.g. \'E[r | sex == "M"] / E[r | sex == "F"] > 0.8\'')
+    add_common(p, seed=False, sensitive_help="comma-separated sensitive columns (the default "
+               "specification's groups)")
+    p.add_argument("--spec", default=None,
+                   help='specification over the decisions r, e.g. '
+                        '\'E[r | sex == "M"] / E[r | sex == "F"] > 0.8\' (default: parity '
+                        'within --delta for every sensitive value)')
     p.add_argument("--delta", type=open_probability, default=0.1,
-                   help="overall failure probability Δ (default 0.1)")
+                   help="discrimination threshold of the default specification (default 0.1)")
+    p.add_argument("--failure-prob", type=open_probability, default=0.1,
+                   help="overall failure probability of the verdict (default 0.1)")
     p.add_argument("--split", choices=SPLITS, default="optimized",
-                   help="δ allocation: optimized (AVOIR-OB) or equal (AVOIR-VF)")
+                   help="failure-probability allocation: optimized (AVOIR-OB) or equal (AVOIR-VF)")
     p.add_argument("--optimize-every", type=positive_int, default=5, metavar="N",
                    help="check every N records (default 5)")
     p.add_argument("--delta-charge", choices=("used", "all"), default="used",
@@ -56,8 +100,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--key", default=None, help="column with observation keys (upserts)")
     p.add_argument("--continue", dest="continue_", action="store_true",
                    help="keep monitoring after the verdict until the end of the file")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="output format (default table)")
     p.add_argument("--export", metavar="PATH", default=None,
                    help="write the per-node history as tabular JSON (for Vega) to PATH")
     p.set_defaults(func=run_monitor)
@@ -66,18 +108,20 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run_monitor(args: argparse.Namespace) -> int:
     """Run the ``monitor`` sub-command; returns the exit code."""
-    try:
-        data = pd.read_csv(args.data)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise DataError(f"{args.data}: cannot read it as CSV ({err})") from err
-    monitor = Monitor(args.spec, delta=args.delta, split=args.split,
+    data = read_data(args.data)
+    sensitive = sensitive_columns(args, data)
+    model = load_model(args)
+    if "r" in data.columns and model.column != "r":
+        raise DataError(f"{args.data} has a column 'r', the name of the decisions; rename it")
+    inputs = data if model.kind == "column" else model_inputs(model, data, args.outcome)
+    stream = data.assign(r=model.hits(inputs).astype(np.int64))
+    spec = args.spec if args.spec is not None else parity_spec(data, sensitive, args.delta)
+    if not spec:
+        raise OptionError("the default specification is empty: the sensitive columns have no values")
+    monitor = Monitor(spec, delta=args.failure_prob, split=args.split,
                       optimize_every=args.optimize_every, delta_charge=args.delta_charge)
-    result = monitor.run(data, until_verdict=not args.continue_, key=args.key)
+    result = monitor.run(stream, until_verdict=not args.continue_, key=args.key)
     if args.export:
         to_json(monitor, args.export)
-    if args.format == "json":
-        json.dump(result.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(result.summary())
+    emit(result, args.format, result.summary())
     return EXIT_FOUND if result.verdict is False else EXIT_OK

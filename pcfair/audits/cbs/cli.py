@@ -2,9 +2,13 @@
 
 Example::
 
-    pcfair audit cbs compas.csv --protected race --protected-value African-American \\
-        --covariates sex,age,charge_degree,priors --outcome two_year_recid \\
-        --prediction predicted_prob --definition fpr --permutations 99 --format json
+    pcfair audit cbs compas.csv --model compas.json --sensitive race,sex \\
+        --outcome two_year_recid --definition fpr --permutations 99 --format json
+
+One scan per protected class: every value of every ``--sensitive`` column in turn (or only
+``--sensitive-value`` of a single sensitive column). The covariates are ``--covariates``, or
+the model's inputs (a circuit's variables) found in the data, or every other column; the
+scanned sensitive column is never a covariate.
 
 Exit codes: 0 nothing significant found, 1 a subgroup was found (with permutations: its
 p-value is below ``--alpha``), 2 bad input.
@@ -13,24 +17,25 @@ p-value is below ``--alpha``), 2 bad input.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 import pandas as pd
 
+from pcfair.audits._cli import (add_common, columns, emit, load_model, parse_value, read_data,
+                                sensitive_columns)
 from pcfair.audits.cbs.audit import conditional_bias_scan
 from pcfair.audits.cbs.definitions import DEFINITIONS, FAMILIES, PREDICTIONS
 from pcfair.audits.cbs.options import DIRECTIONS
-from pcfair.cli import (interval, job_count, nonnegative_float, nonnegative_int,
-                        open_probability, positive_float, positive_int)
-from pcfair.errors import DataError
+from pcfair.audits.cbs.result import CBSScans
+from pcfair.cli import (interval, nonnegative_float, nonnegative_int, open_probability,
+                        positive_float, positive_int)
+from pcfair.errors import OptionError
 
 EXIT_OK = 0
 EXIT_FOUND = 1
 
 
 def _columns(text: str) -> list[str]:
-    cols = [c.strip() for c in text.split(",") if c.strip()]
+    cols = columns(text)
     if not cols:
         raise argparse.ArgumentTypeError("expected a comma-separated list of column names")
     return cols
@@ -56,13 +61,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "permutation. Covariates must be discrete."
         ),
     )
-    p.add_argument("data", help="CSV file, one row per individual")
-    p.add_argument("--protected", required=True, help="sensitive column (or a 0/1 column)")
-    p.add_argument("--protected-value", help="value of --protected that defines the class")
+    add_common(p, jobs=True, sensitive_help="comma-separated sensitive columns: each of their "
+               "values is scanned as the protected class")
+    p.add_argument("--sensitive-value", default=None, metavar="V",
+                   help="scan only this value of the (single) sensitive column")
     p.add_argument("--covariates", type=_columns, help="comma-separated discrete covariates "
-                   "(default: every other column)")
-    p.add_argument("--outcome", required=True, help="0/1 outcome column Y")
-    p.add_argument("--prediction", required=True, help="column of probabilities P (or labels)")
+                   "(default: the model's inputs in the data, else every other column)")
     p.add_argument("--recommendation", help="0/1 column Pbin (default: P >= --threshold)")
     p.add_argument("--threshold", type=interval(0, 1, low_open=True, high_open=False),
                    default=0.5, help="Pbin = 1{P >= threshold}, in (0, 1] (default 0.5)")
@@ -83,26 +87,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="Gaussian scale (default: SD)")
     p.add_argument("--C", dest="C", type=positive_float, default=1.0,
                    help="inverse L2 regularisation of the logistic regressions")
-    p.add_argument("--n-jobs", type=job_count, default=-1)
-    p.add_argument("--seed", type=nonnegative_int, default=0)
-    p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=run)
 
 
+def _protected_classes(args, data: pd.DataFrame, sensitive: list[str]) -> list[tuple]:
+    if args.sensitive_value is not None:
+        if len(sensitive) != 1:
+            raise OptionError("--sensitive-value needs exactly one --sensitive column")
+        col = sensitive[0]
+        text = data[col].astype(str)
+        if not (text == args.sensitive_value).any():
+            raise OptionError(f"value {args.sensitive_value!r} does not occur in column {col!r}")
+        value = data[col][text == args.sensitive_value].iloc[0]
+        return [(col, value)]
+    runs = []
+    for col in sensitive:
+        values = pd.unique(data[col].dropna())
+        if len(values) < 2:
+            raise OptionError(f"sensitive column {col!r} has fewer than two values")
+        runs.extend((col, v) for v in sorted(values, key=str))
+    return runs
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the scan described by the parsed arguments; returns the exit code."""
-    try:
-        df = pd.read_csv(args.data)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise DataError(f"{args.data}: cannot read the CSV file ({err})") from err
-    protected = args.protected
-    if args.protected_value is not None:
-        if protected not in df.columns:
-            raise DataError(f"protected column {protected!r} is not in {args.data}")
-        col = df[protected]
-        # CSV values are typed by pandas; compare through their text form
-        df[protected] = col.astype(str)
-        protected = (protected, args.protected_value)
+    """Run the scans described by the parsed arguments; returns the exit code."""
+    if args.outcome is None:
+        raise OptionError("cbs needs --outcome, the 0/1 outcome column")
+    data = read_data(args.data)
+    sensitive = sensitive_columns(args, data)
+    if parse_value(args.favorable) != 1:
+        raise OptionError("cbs audits P(outcome = 1): recode the outcome so that 1 is favourable")
+    model = load_model(args)
     if args.definition is not None:
         scan_type = dict(definition=args.definition)
     else:
@@ -110,29 +125,32 @@ def run(args: argparse.Namespace) -> int:
             family=args.family, predictions=args.predictions,
             condition_value=args.condition_value, event=args.event,
         )
-    res = conditional_bias_scan(
-        df,
-        protected=protected,
-        outcome=args.outcome,
-        prediction=args.prediction,
-        covariates=args.covariates,
-        recommendation=args.recommendation,
-        threshold=args.threshold,
-        direction=args.direction,
-        penalty=args.penalty,
-        n_restarts=args.restarts,
-        n_permutations=args.permutations,
-        sigma=args.sigma,
-        C=args.C,
-        n_jobs=args.n_jobs,
-        random_state=args.seed,
-        **scan_type,
-    )
-    if args.format == "json":
-        json.dump(res.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(res.describe())
-    if args.permutations > 0:
-        return EXIT_FOUND if res.significant(args.alpha) else EXIT_OK
-    return EXIT_FOUND if res.found else EXIT_OK
+    reserved = {args.outcome, model.column, args.recommendation}
+    scans = []
+    for col, value in _protected_classes(args, data, sensitive):
+        if args.covariates is not None:
+            covariates = [c for c in args.covariates if c != col]
+        else:
+            pool = model.inputs if model.inputs is not None else data.columns
+            covariates = [c for c in pool if c in data.columns and c != col and c not in reserved]
+        scans.append(conditional_bias_scan(
+            data,
+            protected=(col, value),
+            outcome=args.outcome,
+            model=model,
+            covariates=covariates,
+            recommendation=args.recommendation,
+            threshold=args.threshold,
+            direction=args.direction,
+            penalty=args.penalty,
+            n_restarts=args.restarts,
+            n_permutations=args.permutations,
+            sigma=args.sigma,
+            C=args.C,
+            n_jobs=args.jobs,
+            random_state=args.seed,
+            **scan_type,
+        ))
+    result = CBSScans(scans)
+    emit(result, args.format, result.describe())
+    return EXIT_FOUND if result.found(args.alpha) else EXIT_OK

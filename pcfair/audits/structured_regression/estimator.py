@@ -86,6 +86,8 @@ class SRResult(AuditResult):
         The estimator's ``estimates_`` (what :meth:`to_frame` returns, groups as columns).
     metric : str
         The metric's name.
+    gof : list of dict
+        Goodness-of-fit tests run on it (``pcfair audit regression --gof``), if any.
 
     Examples
     --------
@@ -116,6 +118,7 @@ class SRResult(AuditResult):
     extra: dict = field(default_factory=dict)
     estimates: pd.DataFrame | None = None
     metric: str = ""
+    gof: list = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
         """The per-group estimates, one row per group, the sensitive attributes as columns."""
@@ -132,6 +135,8 @@ class SRResult(AuditResult):
         out = super().to_dict()
         out.update(json_value({"alpha": self.alpha, "sigma2": self.sigma2,
                                "intercept": self.intercept, "coef": self.coef.to_dict()}))
+        if self.gof:
+            out["gof"] = json_value(self.gof)
         return out
 
     def _plot(self, ax, **kwargs):
