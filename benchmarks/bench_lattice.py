@@ -14,11 +14,13 @@ Three parts, each printed as one compact table:
    (:func:`pcfair.learn.fair.learn_mle_pc` with ``structure="naive_bayes"``) learned from
    ``german_binerized.csv`` (21 features, 4 sensitive, 80.7 billion lattice points): exact max
    ``|Δ|``, counts at the three thresholds (one counts-only pass), top-10 by ``|Δ|``,
-   certification at δ = max + 0.005, and the census without maximal/minimal (which need one
-   float per lattice point), each on ``--jobs`` processes with its time and peak memory.
+   certification at δ = max + 0.005, and the census (maximal/minimal only where their bitmap,
+   one byte a lattice point, fits the 1 GiB budget: not for German, whose bitmap needs 81 GB),
+   each on ``--jobs`` processes with its time and peak memory.
 3. ``scaling``: CLTs learned on seeded synthetic correlated binary data with 10, 12, …, 24
    features (4 sensitive): lattice points, the seconds, peak memory and patterns per second of
-   a counts-only scan in one process; sizes whose estimated time exceeds the limit show the
+   a counts-only scan in one process, against the materialising baseline where its arrays fit
+   2 GiB (counts compared); sizes whose estimated time exceeds the limit show the
    engine's own :func:`pcfair.patterns.lattice.estimate` instead, marked as estimates.
 
 Every measurement runs in a fresh subprocess (``--child``) that imports pcfair and warms the
@@ -198,7 +200,7 @@ def child(task: str, args: dict) -> dict:
                            max_abs=cert.max_abs_score)
             elif what == "census":
                 df = pcfair.pattern_census(pc, GERMAN_DECISION, GERMAN_SENSITIVE, DELTAS, KS,
-                                           summaries=False, n_jobs=jobs)
+                                           n_jobs=jobs)
                 out["census"] = _frame_json(df)
             else:
                 raise ValueError(what)
@@ -210,6 +212,20 @@ def child(task: str, args: dict) -> dict:
             base = _rss_mib()
             t = time.perf_counter()
             out["estimate"] = estimate(c, d, fav, sens)
+            seconds = time.perf_counter() - t
+        elif args["what"] == "old":  # the materialising baseline: every point scored, counted
+            import _materialized_lattice as old
+
+            small, sdec, ssens = _synthetic_model(8)  # warm-up
+            c2, d2, f2, s2 = _resolve(small, sdec, ssens, 1, 0.05)
+            int(old.build_lattice(c2, d2, f2, s2).discriminating(0.05).sum())
+            base = _rss_mib()
+            t = time.perf_counter()
+            try:
+                lat = old.build_lattice(c, d, fav, sens)
+            except pcfair.patterns.LatticeTooLarge as e:
+                return {"error": f"does not fit: {e}"}
+            out["count"] = int(lat.discriminating(0.05).sum())
             seconds = time.perf_counter() - t
         else:
             small, sdec, ssens = _synthetic_model(8)  # warm-up
@@ -361,7 +377,8 @@ def german_part(quick: bool, jobs: int, selected: set[str],
         print(f"  {label:<12}{'estimate (engine)':<26}{'':>9}{'':>9}{'':>7}{'':>8}  "
               f"{e['lattice_points']:.3g} points, {e['points_per_second']:.3g} points/s/process,"
               f" ~{e['estimated_seconds']:.0f} s on 1 process (~{per_run:.0f} s on {jobs}), "
-              f"chunk {e['chunk_bytes'] / 2**20:.0f} MiB")
+              f"chunk {e['chunk_bytes'] / 2**20:.0f} MiB; maximal/minimal need a "
+              f"{e['summary_bytes'] / 1e9:.1f} GB bitmap for 3 δ (max_bytes 1 GiB: not run)")
         if quick or per_run > 600:
             why = "--quick" if quick else "estimated over 10 minutes"
             print(f"  {label:<12}not run ({why}): the figures above are the engine's estimate")
@@ -369,7 +386,8 @@ def german_part(quick: bool, jobs: int, selected: set[str],
         tasks = [("max", "max |Δ| (certify δ=0)", {}),
                  ("max_hi", "max |Δ| (certify δ=0.99)", {}),
                  ("counts", "counts δ=.01/.05/.1", {}), ("top10", "top-10 by |Δ| (δ=0.01)", {}),
-                 ("certify", "certify δ=max+0.005", {}), ("census", "census (no max/min)", {})]
+                 ("certify", "certify δ=max+0.005", {}),
+                 ("census", "census (max/min where they fit)", {})]
         max_abs = None
         for what, name, extra in tasks:
             if what not in selected:
@@ -420,7 +438,7 @@ def scaling_part(quick: bool, limit: float) -> None:
           f"4 sensitive, 1 process; estimates beyond ~{limit:g} s  [{_load()}]")
     print(f"  {'features':>8}{'lattice pts':>15}{'patterns':>15}{'seconds':>10}"
           f"{'peak MiB':>9}{'+MiB':>6}{'patterns/s':>12}{'engine est. s':>14}"
-          f"{'64MiB: s':>10}{'+MiB':>6}")
+          f"{'64MiB: s':>10}{'+MiB':>6}{'old: s':>9}{'+MiB':>6}{'old/new':>8}")
     rate, rate_n = None, None  # patterns per second of the largest row run
     for n in sizes:
         points = 5**4 * 3 ** (n - 4)
@@ -449,9 +467,19 @@ def scaling_part(quick: bool, limit: float) -> None:
         bounded = f"{'error':>10}{'':>6}" if "error" in b else \
             f"{b['seconds']:10.2f}{b['peak_mib'] - b['base_mib']:6.0f}"
         agree = "" if "error" in b or b["count"] == r["count"] else "  COUNTS DIFFER"
+        # the materialising baseline (10 float64 arrays per point: 2 GiB budget)
+        o = run_child("scale", n=n, what="old") if 80 * points <= 2 << 30 else \
+            {"error": "does not fit"}
+        if "error" in o:
+            old = f"{'–':>9}{'':>6}{'no fit':>8}" if "fit" in o["error"] else \
+                f"{'error':>9}{'':>6}{'':>8}"
+        else:
+            old = f"{o['seconds']:9.2f}{o['peak_mib'] - o['base_mib']:6.0f}" \
+                  f"{o['seconds'] / r['seconds']:7.1f}×"
+            agree += "" if o["count"] == r["count"] else "  BASELINE COUNT DIFFERS"
         print(f"  {n:8d}{points:15,d}{patterns:15,d}{r['seconds']:10.2f}{r['peak_mib']:9.0f}"
               f"{r['peak_mib'] - r['base_mib']:6.0f}{rate:12.3g}{e['estimated_seconds']:14.1f}"
-              f"{bounded}  ({r['chunks']}/{b.get('chunks', '?')} chunks, {r['count']:,} "
+              f"{bounded}{old}  ({r['chunks']}/{b.get('chunks', '?')} chunks, {r['count']:,} "
               f"patterns at δ=0.05){agree}")
 
 

@@ -685,7 +685,8 @@ def estimate(circuit: Circuit, decision: int, favorable: int, sensitive: list[in
     chunk compiles and warms the kernels, and ``probe_chunks`` more, spread over the lattice,
     are timed; their rate is extrapolated to every pattern. Returns a dict with
     ``lattice_points``, ``chunks`` and ``chunk_bytes`` (of the plan a scan would use),
-    ``points_per_second`` and ``estimated_seconds`` (one process).
+    ``summary_bytes`` (the bitmap of maximal/minimal patterns at 3 thresholds,
+    :func:`summary_bytes`), ``points_per_second`` and ``estimated_seconds`` (one process).
     """
     require_tractable_marginals(circuit)
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
@@ -700,5 +701,6 @@ def estimate(circuit: Circuit, decision: int, favorable: int, sensitive: list[in
         scan_chunk(circuit, probe, prefix, query, log_z)
     rate = probe_chunks * probe.num_points / len(chunks) / max(time.perf_counter() - t0, 1e-9)
     return {"lattice_points": plan.num_points, "chunks": len(plan.chunks()),
-            "chunk_bytes": plan.chunk_bytes(), "points_per_second": rate,
+            "chunk_bytes": plan.chunk_bytes(), "summary_bytes": summary_bytes(plan, 3),
+            "points_per_second": rate,
             "estimated_seconds": plan.num_points / rate}
