@@ -60,7 +60,8 @@ KEYS = {
     "pair_plan": "pcfair.inference.quotient",
     "pair_builder_args": "pcfair.inference.quotient",
     "gradient_plan": "pcfair.patterns.oracle",
-    "naive_bayes_bound": "pcfair.patterns.search",
+    "naive_bayes_bound": "pcfair.patterns.bounds",
+    "tree_bound": "pcfair.patterns.bounds",
     "naive_bayes_tables": "pcfair.patterns.naive_bayes_search",
 }
 

@@ -62,9 +62,9 @@ from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
+from pcfair.patterns.bounds import NaiveBayesBound
 from pcfair.patterns.scores import ScoredPattern, log_normalizer
-from pcfair.patterns.search import (NaiveBayesBound, SearchOptions, SearchResult, progress_bar,
-                                    search_order)
+from pcfair.patterns.search import SearchOptions, SearchResult, progress_bar, search_order
 
 #: The modes :func:`nb_search` runs (``search``'s ``"pareto"`` and ``"extension"`` are not).
 NB_MODES = ("all", "first", "topk")

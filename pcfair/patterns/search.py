@@ -12,8 +12,11 @@ queries. A node's subtree is pruned when the bound of ``pc-certifier.md`` §4,
 ``max(δ, k-th best |Δ|)`` for top-k, the Pareto front's level at the node's probability for
 Pareto mining. For top-k by divergence, :func:`divergence_bound` (proved in its docstring;
 the bound quoted in ``pc-certifier.md`` §2 is not sound for the closed form and is not used)
-prunes as well. The bounds come from the pairwise quotient pass, so the circuit must be
-deterministic and structured-decomposable (checked).
+prunes as well. The bounds are :class:`pcfair.patterns.bounds.Bound` implementations, each
+proved in its docstring: the paper's :class:`~pcfair.patterns.bounds.QuotientBound` (from the
+pairwise quotient pass, so the circuit must be deterministic and structured-decomposable,
+checked), and the tighter coupled bounds below; :func:`pcfair.patterns.bounds.select_bound`
+picks the tightest that applies (``SearchOptions.bound`` forces one).
 
 Improvements over the paper's search, each sound and each switchable (:class:`SearchOptions`;
 ``benchmarks/bench_patterns.py`` measures them against :data:`PAPER`):
@@ -33,7 +36,11 @@ Improvements over the paper's search, each sound and each switchable (:class:`Se
   ``t = logit P(d|y')``, so ``Δ = σ(t + s) − σ(t)``; with ``t`` and ``s`` boxed by the
   per-feature log-odds of the undecided variables, the bound is that function's maximum over
   the box (at ``t = −s/2`` clipped), which couples the two terms the quotient bound maximises
-  apart (see :class:`NaiveBayesBound`);
+  apart (see :class:`~pcfair.patterns.bounds.NaiveBayesBound`);
+- **tree bound**: when the circuit is a decision-rooted tree-augmented model (a Chow-Liu tree
+  learned by :func:`pcfair.learn.learn_pc`, recognised exactly on its structure), the same
+  coupling over the decision's subtrees, with exact values for subtrees that are fully
+  decided (see :class:`~pcfair.patterns.bounds.TreeBound`);
 - **fused bounds**: both quotient passes of a node in one compiled call (always on).
 
 A ``time_limit`` stops the search; the result then says it is incomplete.
@@ -51,12 +58,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pcfair.circuit.circuit import SUM, Circuit
-from pcfair.circuit.derived import derived
+from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.properties import require_tractable_marginals
-from pcfair.errors import EvidenceError, OptionError
-from pcfair.inference.marginals import log_marginals, node_log_values
-from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
+from pcfair.errors import OptionError
+from pcfair.inference.marginals import log_marginals
+from pcfair.patterns.bounds import select_bound
 from pcfair.patterns.scores import (
     THRESHOLD_ATOL,
     ScoredPattern,
@@ -78,12 +84,15 @@ class SearchOptions:
     best_first: bool = True
     seed_runs: int = 20  # sampling-miner runs whose patterns pre-fill a top-k (0: off)
     naive_bayes_bound: bool = True  # the coupled bound when the circuit is naive Bayes in D
+    # the pruning bound (pcfair.patterns.bounds): "auto" the tightest that applies, or
+    # "quotient", "naive_bayes", "tree" forced
+    bound: str = "auto"
 
 
 #: The paper's search: file order, no shared bounds, children in generation order, no seeding,
 #: the quotient bound only.
 PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False, seed_runs=0,
-                      naive_bayes_bound=False)
+                      naive_bayes_bound=False, bound="quotient")
 
 
 @dataclass
@@ -100,6 +109,7 @@ class SearchResult:
     seconds: float = 0.0
     order: list = field(default_factory=list)
     best: float = 0.0
+    bound: str = ""  # the pruning bound used (pcfair.patterns.bounds)
 
 
 class _Stop(Exception):
@@ -171,151 +181,6 @@ class _Front:
         # strictly more probable by a relative margin: ties are left to the final filter
         i = bisect.bisect_left(self._neg_p, -(prob * (1 + 1e-9) + 1e-15))
         return float(self._best[i - 1]) if i > 0 else -math.inf
-
-
-class NaiveBayesBound:
-    """The coupled bound for a circuit that is naive Bayes in the decision.
-
-    ``from_circuit`` recognises ``P(D) Π_z P(z | D)`` on the circuit's structure: a root sum
-    whose elements are a factor over ``D`` alone pinning one value and a factor over the other
-    variables in which every sum with more than one element has a one-variable scope (a fully
-    factorised distribution); it returns None otherwise, and when a log-odds is infinite.
-    ``w[v][k] = log P(v=k | d) − log P(v=k | ¬d)``, ``prior = log P(d) − log P(¬d)``.
-
-    Soundness: for an extension ``(x', y')`` of the node ``(x, y)``,
-    ``logit P(d | y') = prior + Σ_{y'} w = t`` and ``logit P(d | x', y') = t + s`` with
-    ``s = Σ_{x'} w``. Each undecided variable adds ``w`` or nothing to ``t`` (and, if sensitive,
-    possibly to ``s`` instead), so ``t ∈ [T_lo, T_hi]``, ``s ∈ [S_lo, S_hi]`` (a box containing
-    every reachable pair). ``σ(t + s) − σ(t)`` grows with ``s`` and, for fixed ``s > 0``, is
-    unimodal in ``t`` with its peak at ``−s/2``: the maximum over the box is at ``s = S_hi`` and
-    ``t`` = ``−S_hi/2`` clipped to ``[T_lo, T_hi]`` (symmetrically for negative scores).
-
-    Examples
-    --------
-    >>> from pcfair.circuit import CircuitBuilder
-    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1]})
-    >>> def given(ps, pz):
-    ...     return b.product(b.categorical("s", ps), b.categorical("z", pz))
-    >>> pc = b.build(b.decision([(b.indicator("d", 1), given([.2, .8], [.5, .5]), .5),
-    ...                          (b.indicator("d", 0), given([.6, .4], [.3, .7]), .5)]))
-    >>> nb = NaiveBayesBound.from_circuit(pc, 0, 1)
-    >>> [round(float(v), 4) for v in nb.w[1]]
-    [-1.0986, 0.6931]
-    """
-
-    def __init__(self, prior: float, w: list[np.ndarray]) -> None:
-        self.prior = prior
-        self.w = w
-
-    @classmethod
-    def from_circuit(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
-        """The bound of ``circuit`` for decision ``d = fav``, or None (cached on the circuit:
-        a maximal-pattern search asks once per pattern)."""
-        return derived(circuit, ("naive_bayes_bound", d, fav),
-                       lambda: cls._detect(circuit, d, fav))
-
-    @classmethod
-    def _detect(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
-        r = circuit.root
-        if circuit.kind[r] != SUM:
-            return None
-        scopes = circuit.scopes()
-        dbit = 1 << d
-        pinned = {}
-        for value in range(int(circuit.variables.cardinalities[d])):
-            ev = np.full(circuit.num_variables, -1, np.int32)
-            ev[d] = value
-            pinned[value] = node_log_values(circuit, ev)
-        values, rests = [], []
-        for e in range(circuit.edge_ptr[r], circuit.edge_ptr[r + 1]):
-            a, b = int(circuit.edge_a[e]), int(circuit.edge_b[e])
-            if b < 0 or circuit.edge_logw[e] == -np.inf:
-                return None
-            dfac, rest = (a, b) if scopes[a] == dbit else (b, a) if scopes[b] == dbit else (-1, -1)
-            if dfac < 0:
-                return None
-            on = [v for v in pinned if pinned[v][dfac] > -np.inf]
-            if len(on) != 1:
-                return None
-            values.append(on[0])
-            rests.append(rest)
-        if sorted(values) != [0, 1]:
-            return None
-        stack, seen = list(rests), set()
-        while stack:
-            i = stack.pop()
-            if i in seen:
-                continue
-            seen.add(i)
-            lo, hi = circuit.edge_ptr[i], circuit.edge_ptr[i + 1]
-            if circuit.kind[i] == SUM and hi - lo > 1 and bin(scopes[i]).count("1") > 1:
-                return None  # a mixture over several variables: not fully factorised
-            for e in range(lo, hi):
-                stack.append(int(circuit.edge_a[e]))
-                if circuit.edge_b[e] >= 0:
-                    stack.append(int(circuit.edge_b[e]))
-        card = circuit.variables.cardinalities
-        rows = [np.full(circuit.num_variables, -1, np.int32) for _ in range(2)]
-        rows[0][d], rows[1][d] = fav, 1 - fav
-        for v in range(circuit.num_variables):
-            if v == d:
-                continue
-            for k in range(int(card[v])):
-                for dv in (fav, 1 - fav):
-                    r_ = np.full(circuit.num_variables, -1, np.int32)
-                    r_[v], r_[d] = k, dv
-                    rows.append(r_)
-        lp = log_marginals(circuit, np.array(rows))
-        prior = float(lp[0] - lp[1])
-        w: list[np.ndarray] = []
-        i = 2
-        for v in range(circuit.num_variables):
-            if v == d:
-                w.append(np.zeros(0))
-                continue
-            k = int(card[v])
-            pair = lp[i: i + 2 * k].reshape(k, 2)
-            w.append((pair[:, 0] - lp[0]) - (pair[:, 1] - lp[1]))
-            i += 2 * k
-        if not np.isfinite(prior) or not all(np.all(np.isfinite(a)) for a in w):
-            return None
-        return cls(prior, w)
-
-    def ranges(self, x: dict, y: dict, free: list[int], sensitive: set
-               ) -> tuple[float, float, float, float]:
-        """``(T_lo, T_hi, S_lo, S_hi)`` over the extensions of ``(x, y)`` by ``free``."""
-        t = self.prior + sum(float(self.w[v][k]) for v, k in y.items())
-        s = sum(float(self.w[v][k]) for v, k in x.items())
-        t_lo = t_hi = t
-        s_lo = s_hi = s
-        for v in free:
-            lo, hi = min(0.0, float(self.w[v].min())), max(0.0, float(self.w[v].max()))
-            t_lo, t_hi = t_lo + lo, t_hi + hi
-            if v in sensitive:
-                s_lo, s_hi = s_lo + lo, s_hi + hi
-        return t_lo, t_hi, s_lo, s_hi
-
-    def rest_range(self, x: dict, t_lo: float, t_hi: float) -> tuple[float, float]:
-        """Log-odds range of ``P(d | y', x'')`` for every extension ``y'`` of the node and
-        every assignment ``x''`` of the variables of ``x`` (and of the undecided ones): the
-        ``t`` box widened by each ``x`` variable's full range of ``w``. It contains
-        ``logit P(d | y', ¬x')``, a mixture of such terms (see :func:`divergence_bound`)."""
-        lo = t_lo + sum(float(self.w[v].min()) for v in x)
-        hi = t_hi + sum(float(self.w[v].max()) for v in x)
-        return lo, hi
-
-    @staticmethod
-    def bound(t_lo: float, t_hi: float, s_lo: float, s_hi: float) -> float:
-        """Max of ``|σ(t + s) − σ(t)|`` over the box."""
-        sig = _sigmoid
-        best = 0.0
-        if s_hi > 0:
-            t = min(max(-s_hi / 2, t_lo), t_hi)
-            best = max(best, sig(t + s_hi) - sig(t))
-        if s_lo < 0:
-            t = min(max(-s_lo / 2, t_lo), t_hi)
-            best = max(best, sig(t) - sig(t + s_lo))
-        return best
 
 
 def bernoulli_kl(q: float, c: float) -> float:
@@ -416,8 +281,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         raise OptionError(f"mode must be one of {MODES}, not {mode!r}")
     if rank_by not in ("discrimination", "divergence"):
         raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
-    if options.naive_bayes_bound and start is None and partition is None \
-            and mode in ("all", "first", "topk"):
+    if options.naive_bayes_bound and options.bound in ("auto", "naive_bayes") \
+            and start is None and partition is None and mode in ("all", "first", "topk"):
         # naive Bayes: every quantity is incremental and the bound O(1): the compiled search
         from pcfair.patterns.naive_bayes_search import search_naive_bayes
 
@@ -428,16 +293,15 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         if fast is not None:
             return fast
     require_tractable_marginals(circuit)
-    plan = self_plan(circuit, assume_deterministic)
-    root = plan.entry(circuit.root, circuit.root)
-    n = circuit.num_variables
+    bound = select_bound(circuit, d, fav, options.bound, naive_bayes=options.naive_bayes_bound,
+                         assume_deterministic=assume_deterministic, share=options.share_bounds)
     card = [int(c) for c in circuit.variables.cardinalities]
     sens = set(sensitive)
     if order is None:
         order = search_order(circuit, d, fav, sensitive, options.ordering)
     x0, y0 = start if start is not None else ({}, {})
     order = [v for v in order if v not in x0 and v not in y0]
-    res = SearchResult(order=list(order))
+    res = SearchResult(order=list(order), bound=bound.name)
     t0 = time.perf_counter()
     if deadline is None and time_limit is not None:
         deadline = t0 + float(time_limit)
@@ -445,67 +309,13 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     top: list[tuple[float, int, tuple]] = []  # min-heap of (key, tie, pattern) for topk
     front = _Front()
     counter = [0]
-    y_cache: dict = {}
-    nb = NaiveBayesBound.from_circuit(circuit, d, fav) if options.naive_bayes_bound else None
-
-    def rng(ev: np.ndarray, free: np.ndarray) -> tuple[float, float] | None:
-        res.bounds += 1
-        try:
-            return conditional_range(circuit, plan, root, d, fav, ev, free)
-        except EvidenceError:
-            return None  # probability zero: no extension is a defined pattern
-
-    def shared(key: tuple, compute):
-        """A bound that depends only on ``key``, shared between siblings."""
-        if not options.share_bounds:
-            return compute()
-        if key not in y_cache:
-            if len(y_cache) > 100_000:
-                y_cache.clear()
-            y_cache[key] = compute()
-        return y_cache[key]
 
     def prune(x: dict, y: dict, depth: int, p_xy: float) -> bool:
         """Whether no extension decided below this node can count (see the module doc)."""
-        if nb is not None:
-            res.bounds += 1
-            t_lo, t_hi, s_lo, s_hi = nb.ranges(x, y, order[depth:], sens)
-
-            def rest_nb() -> tuple[float, float]:
-                lo, hi = nb.rest_range(x, t_lo, t_hi)
-                return _sigmoid(lo), _sigmoid(hi)
-
-            return cut(NaiveBayesBound.bound(t_lo, t_hi, s_lo, s_hi),
-                       _sigmoid(t_lo + s_lo), _sigmoid(t_hi + s_hi), rest_nb, p_xy)
-        free = np.zeros(n, bool)
-        free[order[depth:]] = True
-        ev_y = np.full(n, -1, np.int32)
-        for v, val in y.items():
-            ev_y[v] = val
-        y_key = tuple(sorted(y.items()))
-        b = shared((y_key, depth), lambda: rng(ev_y, free))
-        if b is None:
-            return True
-        if x:
-            ev_xy = ev_y.copy()
-            for v, val in x.items():
-                ev_xy[v] = val
-            a = rng(ev_xy, free)
-            if a is None:
-                return True
-        else:
-            a = b
-
-        def rest_quotient() -> tuple[float, float]:
-            # P(d | y, x'', u) over every assignment of x's variables and the undecided ones
-            wide = free.copy()
-            wide[list(x)] = True
-            r = shared((y_key, depth, tuple(sorted(x))), lambda: rng(ev_y, wide))
-            return (0.0, 1.0) if r is None else r
-
-        a_min, a_max = a
-        b_min, b_max = b
-        return cut(max(a_max - b_min, b_max - a_min), a_min, a_max, rest_quotient, p_xy)
+        nb = bound.node(x, y, tuple(order[depth:]), sens)
+        if nb is None:
+            return True  # probability zero: no extension is a defined pattern
+        return cut(nb.ub, nb.a_min, nb.a_max, nb.rest, p_xy)
 
     def cut(ub: float, a_min: float, a_max: float, rest, p_xy: float) -> bool:
         """Prune given the score bound ``ub``, the range of P(d|x',y') and a function giving
@@ -619,5 +429,6 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         visit(dict(x0), dict(y0), 0, float(start_m.p_xy[0]))
     if mode == "topk":
         res.patterns = [entry[2] for entry in sorted(top, key=lambda e: (-e[0], -e[1]))]
+    res.bounds = bound.calls
     res.seconds = time.perf_counter() - t0
     return res

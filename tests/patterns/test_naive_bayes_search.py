@@ -17,7 +17,8 @@ from pcfair.patterns import find_patterns
 from pcfair.patterns.naive_bayes_search import (NaiveBayesTables, nb_search,
                                                 search_naive_bayes)
 from pcfair.patterns.scores import pattern_divergences
-from pcfair.patterns.search import NaiveBayesBound, SearchOptions, search, search_order
+from pcfair.patterns.bounds import NaiveBayesBound
+from pcfair.patterns.search import SearchOptions, search, search_order
 
 NB_OPTIONS = SearchOptions(naive_bayes_bound=True, seed_runs=0)
 TOL = 1e-9

@@ -192,7 +192,7 @@ def test_engines_match_an_independent_enumeration_on_the_shipped_compas_model():
 
 
 def test_naive_bayes_bound_is_recognised_sound_and_tighter():
-    from pcfair.patterns.search import NaiveBayesBound
+    from pcfair.patterns.bounds import NaiveBayesBound
 
     rng = np.random.default_rng(3)
     nb = naive_bayes(rng, [2, 2, 3, 2, 2, 2])
@@ -202,7 +202,8 @@ def test_naive_bayes_bound_is_recognised_sound_and_tighter():
     names = ["x1", "x2"]
     with_nb = find_patterns(nb, "x0", names, 0.01, kind="topk", k=3, engine="search")
     without = find_patterns(nb, "x0", names, 0.01, kind="topk", k=3, engine="search",
-                            search_options=SearchOptions(naive_bayes_bound=False))
+                            search_options=SearchOptions(naive_bayes_bound=False,
+                                                         bound="quotient"))
     np.testing.assert_allclose([p.abs_score for p in with_nb], [p.abs_score for p in without],
                                atol=1e-12)
     assert with_nb.stats["nodes"] < without.stats["nodes"]

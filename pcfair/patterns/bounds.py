@@ -1,0 +1,771 @@
+"""Pruning bounds of the branch-and-bound search, behind one protocol.
+
+A search node is a partial pattern: ``x`` and ``y`` (decided variables with their values), the
+variables decided *excluded* (marginalised), and the undecided ``free`` ones. An *extension*
+``(x', y')`` decides every free variable: into ``x'`` with a value (sensitive ones only), into
+``y'`` with a value, or excluded. A :class:`Bound` gives, for a node, an upper bound ``ub`` on
+``|Δ(x', y')| = |P(d | x', y') − P(d | y')|`` over every extension with ``P(x', y') > 0``, a
+range ``[a_min, a_max]`` of ``P(d | x', y')`` and a range of ``P(d | y', ¬x')`` (asked only by
+top-k by divergence; see :func:`pcfair.patterns.search.divergence_bound`) — or None when no
+extension has positive probability. Three implementations, each proved in its docstring:
+
+- :class:`QuotientBound`: the paper's bound (``pc-certifier.md`` §4) from the pairwise quotient
+  pass; any deterministic, structured-decomposable circuit;
+- :class:`NaiveBayesBound`: the coupled bound of a circuit that is naive Bayes in ``D``;
+- :class:`TreeBound`: the coupled bound of a circuit that is a *decision-rooted tree-augmented
+  model* (a Chow-Liu tree learned by :func:`pcfair.learn.learn_pc`, a naive Bayes, or any tree
+  Bayesian network re-rooted at ``D``), recognised exactly on the circuit's structure.
+
+:func:`select_bound` picks the tightest one that applies (naive Bayes, then tree, then
+quotient: each is at most the next on the circuits both apply to, as the docstrings show), or
+the one :class:`~pcfair.patterns.search.SearchOptions` ``bound`` forces.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.errors import EvidenceError, OptionError
+from pcfair.inference.marginals import log_marginals, node_log_values
+from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
+from pcfair.patterns import _bound_kernels as K
+
+#: The bounds :class:`~pcfair.patterns.search.SearchOptions` ``bound`` can force.
+BOUNDS = ("auto", "quotient", "naive_bayes", "tree")
+
+
+@dataclass(frozen=True)
+class NodeBound:
+    """What a bound says about a search node: ``ub`` ≥ every extension's ``|Δ|``;
+    ``[a_min, a_max]`` ∋ every extension's ``P(d | x', y')``; ``rest()`` a range containing
+    every extension's ``P(d | y', ¬x')`` (computed on demand)."""
+
+    ub: float
+    a_min: float
+    a_max: float
+    rest: Callable[[], tuple[float, float]]
+
+
+class Bound(Protocol):
+    """A pruning bound (see the module docstring). ``calls`` counts the bound evaluations."""
+
+    name: str
+    calls: int
+
+    def node(self, x: dict, y: dict, free: Sequence[int], sensitive: set) -> NodeBound | None:
+        """The bound of the node ``(x, y)`` with undecided variables ``free`` (in search
+        order), or None when no extension has positive probability."""
+        ...
+
+
+def coupled_bound(t_lo: float, t_hi: float, s_lo: float, s_hi: float) -> float:
+    """Max of ``|σ(t + s) − σ(t)|`` over the box ``[t_lo, t_hi] × [s_lo, s_hi]``.
+
+    Proof. For fixed ``s > 0``, ``f(t) = σ(t + s) − σ(t)`` has ``f'(t) = σ'(t + s) − σ'(t)``,
+    and ``σ'`` is even and decreasing in ``|t|``, so ``f' > 0`` iff ``|t + s| < |t|`` iff
+    ``t < −s/2``: ``f`` is unimodal with its peak at ``−s/2``, so its max over ``[t_lo, t_hi]``
+    is at ``−s/2`` clipped to the interval. ``f`` grows with ``s`` for every ``t``, so the
+    positive side is at ``s = s_hi``; ``σ(t) − σ(t + s)`` for ``s < 0`` is the mirror image.
+    Infinite ends are handled by :func:`~pcfair.inference.quotient._sigmoid` (a ``t`` or
+    ``t + s`` of ±inf is a conditional of 0 or 1): where a sum would be ``inf − inf`` the
+    bound falls back to the box's corners, ``max(σ(t_hi + s_hi) − σ(t_lo), σ(t_hi) −
+    σ(t_lo + s_lo))``, which is ≥ the max because ``σ(t + s) − σ(t)`` ≤ ``σ(t_hi + s_hi) −
+    σ(t_lo)`` on the box (monotone in each of ``t + s`` and ``t``).
+
+    Examples
+    --------
+    >>> round(coupled_bound(-5.0, 5.0, 0.0, 2.0), 4)  # at t = -1: σ(1) − σ(−1)
+    0.4621
+    """
+    sig = _sigmoid
+    best = 0.0
+    finite = all(math.isfinite(v) for v in (t_lo, t_hi, s_lo, s_hi))
+    if not finite:
+        hi = sig(_add(t_hi, s_hi, math.inf)) - sig(t_lo) if s_hi > 0 else 0.0
+        lo = sig(t_hi) - sig(_add(t_lo, s_lo, -math.inf)) if s_lo < 0 else 0.0
+        return max(0.0, hi, lo)
+    if s_hi > 0:
+        t = min(max(-s_hi / 2, t_lo), t_hi)
+        best = max(best, sig(t + s_hi) - sig(t))
+    if s_lo < 0:
+        t = min(max(-s_lo / 2, t_lo), t_hi)
+        best = max(best, sig(t) - sig(t + s_lo))
+    return best
+
+
+def _add(a: float, b: float, nan_to: float) -> float:
+    """``a + b`` with ``inf − inf`` (undefined) taken as ``nan_to``, the sound side."""
+    s = a + b
+    return nan_to if s != s else s
+
+
+# ------------------------------------------------------------------------ the paper's bound
+class QuotientBound:
+    """The paper's bound (``pc-certifier.md`` §4), by the pairwise quotient pass:
+
+        ub = max(max_u P(d|x,y,u) − min_u P(d|y,u),  max_u P(d|y,u) − min_u P(d|x,y,u)),
+
+    ``u`` complete assignments of the free variables (excluded variables, and ``X`` in the
+    ``P(d|y,u)`` terms, marginalised). Sound: every ``P(d | x', y')`` of an extension is a
+    mixture of ``P(d | x, y, u)`` over the completions ``u`` that agree with it (so within
+    ``[min_u, max_u]``), and every ``P(d | y')`` is likewise within the ``P(d|y,u)`` range;
+    ``|Δ|`` is at most the larger distance between the two ranges. ``P(d | y', ¬x')`` is a
+    mixture of ``P(d | y', x'')`` over assignments ``x''`` of ``x'``'s variables, within the
+    range with ``x``'s variables free as well. The ``P(d|y,u)`` ranges depend on ``y`` and the
+    free variables only, which siblings share: kept (``share=True``) in a bounded cache.
+
+    Needs a deterministic, structured-decomposable circuit (:func:`self_plan` refuses others).
+    """
+
+    name = "quotient"
+
+    def __init__(self, circuit: Circuit, d: int, fav: int, assume_deterministic: bool = False,
+                 share: bool = True) -> None:
+        self.circuit, self.d, self.fav, self.share = circuit, d, fav, share
+        self.plan = self_plan(circuit, assume_deterministic)
+        self.root = self.plan.entry(circuit.root, circuit.root)
+        self.calls = 0
+        self._cache: dict = {}
+
+    def _range(self, ev: np.ndarray, free: np.ndarray) -> tuple[float, float] | None:
+        self.calls += 1
+        try:
+            return conditional_range(self.circuit, self.plan, self.root, self.d, self.fav, ev,
+                                     free)
+        except EvidenceError:
+            return None  # probability zero: no extension is a defined pattern
+
+    def _shared(self, key: tuple, compute):
+        if not self.share:
+            return compute()
+        if key not in self._cache:
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def node(self, x: dict, y: dict, free: Sequence[int], sensitive: set) -> NodeBound | None:
+        n = self.circuit.num_variables
+        mask = np.zeros(n, bool)
+        mask[list(free)] = True
+        ev_y = np.full(n, -1, np.int32)
+        for v, val in y.items():
+            ev_y[v] = val
+        y_key = (tuple(sorted(y.items())), tuple(free))
+        b = self._shared(y_key, lambda: self._range(ev_y, mask))
+        if b is None:
+            return None
+        if x:
+            ev_xy = ev_y.copy()
+            for v, val in x.items():
+                ev_xy[v] = val
+            a = self._range(ev_xy, mask)
+            if a is None:
+                return None
+        else:
+            a = b
+
+        def rest() -> tuple[float, float]:
+            wide = mask.copy()
+            wide[list(x)] = True
+            r = self._shared(y_key + (tuple(sorted(x)),), lambda: self._range(ev_y, wide))
+            return (0.0, 1.0) if r is None else r
+
+        return NodeBound(max(a[1] - b[0], b[1] - a[0]), a[0], a[1], rest)
+
+
+# ---------------------------------------------------------------------- naive Bayes bound
+class NaiveBayesBound:
+    """The coupled bound for a circuit that is naive Bayes in the decision.
+
+    ``from_circuit`` recognises ``P(D) Π_z P(z | D)`` on the circuit's structure: a root sum
+    whose elements are a factor over ``D`` alone pinning one value and a factor over the other
+    variables in which every sum with more than one element has a one-variable scope (a fully
+    factorised distribution); it returns None otherwise, and when a log-odds is infinite.
+    ``w[v][k] = log P(v=k | d) − log P(v=k | ¬d)``, ``prior = log P(d) − log P(¬d)``.
+
+    Soundness: for an extension ``(x', y')`` of the node ``(x, y)``,
+    ``logit P(d | y') = prior + Σ_{y'} w = t`` and ``logit P(d | x', y') = t + s`` with
+    ``s = Σ_{x'} w``. Each undecided variable adds ``w`` or nothing to ``t`` (and, if sensitive,
+    possibly to ``s`` instead), so ``t ∈ [T_lo, T_hi]``, ``s ∈ [S_lo, S_hi]`` (a box containing
+    every reachable pair), and the max of ``|Δ| = |σ(t + s) − σ(t)|`` over the box is
+    :func:`coupled_bound`'s. It is at most the quotient bound: that one bounds ``σ(t + s)`` and
+    ``σ(t)`` each over its own range, which contains the box's.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1]})
+    >>> def given(ps, pz):
+    ...     return b.product(b.categorical("s", ps), b.categorical("z", pz))
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), given([.2, .8], [.5, .5]), .5),
+    ...                          (b.indicator("d", 0), given([.6, .4], [.3, .7]), .5)]))
+    >>> nb = NaiveBayesBound.from_circuit(pc, 0, 1)
+    >>> [round(float(v), 4) for v in nb.w[1]]
+    [-1.0986, 0.6931]
+    """
+
+    name = "naive_bayes"
+
+    def __init__(self, prior: float, w: list[np.ndarray]) -> None:
+        self.prior = prior
+        self.w = w
+        self.calls = 0
+
+    @classmethod
+    def from_circuit(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
+        """The bound of ``circuit`` for decision ``d = fav``, or None (cached on the circuit:
+        a maximal-pattern search asks once per pattern)."""
+        return _cached(circuit, ("naive_bayes_bound", d, fav),
+                       lambda: cls._detect(circuit, d, fav))
+
+    @classmethod
+    def _detect(cls, circuit: Circuit, d: int, fav: int) -> "NaiveBayesBound | None":
+        r = circuit.root
+        if circuit.kind[r] != SUM:
+            return None
+        scopes = circuit.scopes()
+        dbit = 1 << d
+        pinned = {}
+        for value in range(int(circuit.variables.cardinalities[d])):
+            ev = np.full(circuit.num_variables, -1, np.int32)
+            ev[d] = value
+            pinned[value] = node_log_values(circuit, ev)
+        values, rests = [], []
+        for e in range(circuit.edge_ptr[r], circuit.edge_ptr[r + 1]):
+            a, b = int(circuit.edge_a[e]), int(circuit.edge_b[e])
+            if b < 0 or circuit.edge_logw[e] == -np.inf:
+                return None
+            dfac, rest = (a, b) if scopes[a] == dbit else (b, a) if scopes[b] == dbit else (-1, -1)
+            if dfac < 0:
+                return None
+            on = [v for v in pinned if pinned[v][dfac] > -np.inf]
+            if len(on) != 1:
+                return None
+            values.append(on[0])
+            rests.append(rest)
+        if sorted(values) != [0, 1]:
+            return None
+        stack, seen = list(rests), set()
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            lo, hi = circuit.edge_ptr[i], circuit.edge_ptr[i + 1]
+            if circuit.kind[i] == SUM and hi - lo > 1 and bin(scopes[i]).count("1") > 1:
+                return None  # a mixture over several variables: not fully factorised
+            for e in range(lo, hi):
+                stack.append(int(circuit.edge_a[e]))
+                if circuit.edge_b[e] >= 0:
+                    stack.append(int(circuit.edge_b[e]))
+        card = circuit.variables.cardinalities
+        rows = [np.full(circuit.num_variables, -1, np.int32) for _ in range(2)]
+        rows[0][d], rows[1][d] = fav, 1 - fav
+        for v in range(circuit.num_variables):
+            if v == d:
+                continue
+            for k in range(int(card[v])):
+                for dv in (fav, 1 - fav):
+                    r_ = np.full(circuit.num_variables, -1, np.int32)
+                    r_[v], r_[d] = k, dv
+                    rows.append(r_)
+        lp = log_marginals(circuit, np.array(rows))
+        prior = float(lp[0] - lp[1])
+        w: list[np.ndarray] = []
+        i = 2
+        for v in range(circuit.num_variables):
+            if v == d:
+                w.append(np.zeros(0))
+                continue
+            k = int(card[v])
+            pair = lp[i: i + 2 * k].reshape(k, 2)
+            w.append((pair[:, 0] - lp[0]) - (pair[:, 1] - lp[1]))
+            i += 2 * k
+        if not np.isfinite(prior) or not all(np.all(np.isfinite(a)) for a in w):
+            return None
+        return cls(prior, w)
+
+    def ranges(self, x: dict, y: dict, free: Sequence[int], sensitive: set
+               ) -> tuple[float, float, float, float]:
+        """``(T_lo, T_hi, S_lo, S_hi)`` over the extensions of ``(x, y)`` by ``free``."""
+        t = self.prior + sum(float(self.w[v][k]) for v, k in y.items())
+        s = sum(float(self.w[v][k]) for v, k in x.items())
+        t_lo = t_hi = t
+        s_lo = s_hi = s
+        for v in free:
+            lo, hi = min(0.0, float(self.w[v].min())), max(0.0, float(self.w[v].max()))
+            t_lo, t_hi = t_lo + lo, t_hi + hi
+            if v in sensitive:
+                s_lo, s_hi = s_lo + lo, s_hi + hi
+        return t_lo, t_hi, s_lo, s_hi
+
+    def rest_range(self, x: dict, t_lo: float, t_hi: float) -> tuple[float, float]:
+        """Log-odds range of ``P(d | y', x'')`` for every extension ``y'`` of the node and
+        every assignment ``x''`` of the variables of ``x`` (and of the undecided ones): the
+        ``t`` box widened by each ``x`` variable's full range of ``w``. It contains
+        ``logit P(d | y', ¬x')``, a mixture of such terms."""
+        lo = t_lo + sum(float(self.w[v].min()) for v in x)
+        hi = t_hi + sum(float(self.w[v].max()) for v in x)
+        return lo, hi
+
+    @staticmethod
+    def bound(t_lo: float, t_hi: float, s_lo: float, s_hi: float) -> float:
+        """Max of ``|σ(t + s) − σ(t)|`` over the box (:func:`coupled_bound`)."""
+        return coupled_bound(t_lo, t_hi, s_lo, s_hi)
+
+    def node(self, x: dict, y: dict, free: Sequence[int], sensitive: set) -> NodeBound:
+        self.calls += 1
+        t_lo, t_hi, s_lo, s_hi = self.ranges(x, y, free, sensitive)
+
+        def rest() -> tuple[float, float]:
+            lo, hi = self.rest_range(x, t_lo, t_hi)
+            return _sigmoid(lo), _sigmoid(hi)
+
+        return NodeBound(coupled_bound(t_lo, t_hi, s_lo, s_hi), _sigmoid(t_lo + s_lo),
+                         _sigmoid(t_hi + s_hi), rest)
+
+
+# ------------------------------------------------------------------------------ tree bound
+class TreeBound:
+    r"""The coupled bound of a decision-rooted tree-augmented model.
+
+    **The model.** ``P(D = δ, z) = P(δ) Π_v θ_δ(z_v | z_pa(v))`` for ``δ`` in ``{d, ¬d}``: the
+    features form a forest (``pa(v)`` a feature, or none for the forest's roots, the
+    "children of ``D``"), shared by both decision values, each with its own conditionals.
+    A Chow-Liu tree compiled by :func:`pcfair.learn.learn_pc` is one (a tree-augmented naive
+    Bayes, whose tables depend on ``D`` everywhere; *not* a tree over ``D`` and the features),
+    a naive Bayes is one (no feature edges), and so is every tree Bayesian network over
+    ``D`` and the features: an undirected tree distribution re-rooted at ``D`` is
+    ``P(D) Π_v P(v | pa(v))`` with ``D``'s neighbours as roots and tables that depend on
+    ``D`` only there.
+
+    **Recognition** (:meth:`from_circuit`; exact, so a circuit that is not such a model never
+    gets this bound). The circuit's root must be a sum whose elements are ``[D = δ] · R_δ``
+    (one per value); each ``R_δ`` a *forest*: a product, or a one-element sum with no
+    indicator factor (a constant times its factors), of *tree nodes*; a tree node for ``v`` is
+    a categorical leaf over ``v``, an indicator of ``v``, or a sum whose elements are
+    ``[v = k] · F_k`` with distinct ``k`` and ``F_k`` a forest. Reading the circuit this way,
+    with ``Z_n`` each node's mass, a tree node ``t`` for ``v`` computes
+    ``Z_t · θ_t(z_v) Π_{f ∈ F_{z_v}} f(z)/Z_f`` with ``θ_t(k) ∝ w_k Z_{F_k}`` (induction from
+    the leaves), so ``R_δ`` is a tree-structured distribution (times its mass) *provided* the
+    tree node met for a variable ``c`` below parent value ``k`` under ``D = δ`` is the same
+    node wherever it is met, every variable has one parent, the children of ``v`` are the same
+    variables for every ``k`` and ``δ``, and every feature is covered. All of this is checked
+    (node identity, not numerical closeness), and anything else returns None. Node identity is
+    what :func:`pcfair.learn.learn_pc` produces (its compiler memoises the node of each
+    ``(v, parent value, δ)``) and what the JSON and PSDD loaders keep; a circuit in which ``D``
+    is not at the root, or a Strudel-grown one (which splits nodes by context), is refused and
+    keeps the quotient bound.
+
+    **Subtree log-likelihood ratios.** For evidence ``e`` and a feature ``v``, let
+    ``m_δ(v, j; e) = P_δ(e_{sub(v)} | pa(v) = j)`` and ``g(v, j; e) = log m_d − log m_¬d``. Then
+    ``logit P(d | e) = π + Σ_{roots r} g(r; e)`` with ``π = logit P(d)`` (the roots' subtrees
+    are independent given ``D``), and
+
+    - (P1) no variable of ``sub(v)`` observed: ``m_δ = 1``, ``g = 0``;
+    - (P2) ``v`` observed with value ``k``: ``g(v, j) = ℓ_v(k, j) + Σ_{c ∈ ch(v)} g(c, k)`` with
+      ``ℓ_v(k, j) = log θ_d(k | j) − log θ_¬d(k | j)`` (the children's subtrees are independent
+      given ``v`` and ``D``);
+    - (P3) ``v`` not observed: ``exp g(v, j) = Σ_k a_k / Σ_k b_k`` with
+      ``a_k = θ_d(k|j) Π_c m_d(c, k)``, ``b_k`` likewise under ``¬d``, so by the mediant
+      inequality ``g(v, j) ∈ [min_k ρ_k, max_k ρ_k]``, ``ρ_k = log a_k − log b_k = ℓ_v(k, j) +
+      Σ_c g(c, k)``, over the ``k`` with ``a_k + b_k > 0`` (a ratio ``a/0`` being +inf).
+
+    **The box of a search node.** For an extension ``(x', y')`` write ``A = logit P(d | y')``
+    and ``B = logit P(d | x', y')``, and per subtree ``g_A = g(·; y')``, ``g_B = g(·; x', y')``.
+    The kernel (:func:`._bound_kernels.tree_box`) computes, bottom-up, for every ``v`` and
+    parent value ``j``, intervals ``[A]``, ``[B]``, ``[D]`` and flags, claimed to satisfy, *for
+    every extension*: ``g_A ∈ [A]`` whenever the subtree's ``A``-evidence has positive
+    probability under ``d`` or ``¬d`` (given ``pa = j``), ``g_B ∈ [B]`` likewise for the
+    ``B``-evidence, ``g_B − g_A ∈ [D]`` when both have; and a flag ``imp_A`` (``imp_B``) set only
+    when that evidence has probability zero under both for every extension. Proof by induction
+    over the tree, the children's claims holding for every value ``k`` of ``v`` at once (an
+    extension decides each variable independently, so it restricts to an extension of every
+    subtree):
+
+    - *No undecided variable in* ``sub(v)``: the evidence is fixed, so ``g_A``, ``g_B`` are
+      computed exactly from the messages ``m_δ`` (by (P2), (P3) as sums, in log space), the
+      flags exactly. This is where a subtree whose future evidence cannot change contributes
+      its exact current value.
+    - Otherwise the interval is the hull over the cases an extension can realise at ``v``:
+      decided ``y`` with value ``k`` (only that case), decided ``x`` with ``k``, decided
+      excluded; an undecided ``v``: ``y`` with any ``k``, excluded, and if sensitive ``x``
+      with any ``k``. Per case, with the sums ``Σ_c [·](c, k)`` of the children's intervals:
+
+      * ``v`` in ``y`` with ``k`` (observed on both sides): by (P2) ``g_A = ℓ + Σ_c g_A(c, k)``,
+        ``g_B = ℓ + Σ_c g_B(c, k)``, ``g_B − g_A = Σ_c (g_B − g_A)(c, k)``: the sums of the
+        intervals contain them (a sum of values each in its interval);
+      * ``v`` in ``x`` with ``k`` (observed in ``B`` only): ``g_B`` as above; ``g_A`` by (P3)
+        lies in the mixture interval ``[min_k ρ^A_lo(k), max_k ρ^A_hi(k)]``; ``g_B − g_A`` in the
+        difference of the two intervals;
+      * ``v`` excluded (observed on neither side): both by (P3); the difference of intervals,
+        except when ``sub(v)`` holds no variable that is or can become part of ``x'`` — then
+        the two evidences agree on ``sub(v)`` and ``g_B − g_A = 0`` exactly.
+
+      Where ``v`` is unobserved on a side and no child's subtree can hold evidence on that
+      side (every variable below ``v`` decided excluded), that side's ratio is exactly ``0``
+      by (P1), which replaces the mixture interval (on a leaf ``v``: always). With this, on a
+      naive Bayes (every feature a root and a leaf) the box is exactly the naive-Bayes box.
+
+      A value ``k`` with ``θ_d(k|j) = θ_¬d(k|j) = 0``, or whose child has ``imp`` set, has
+      ``a_k = b_k = 0`` for every extension and is left out of mixtures and cases; a case
+      with no value left is impossible; ``imp`` is set when every case is. Leaving out a
+      ``k`` that happens to be impossible only for some extensions is not needed: keeping
+      its interval in a min/max only widens. Sums ``inf − inf`` (undefined) widen to the
+      infinite end (−inf for a lower end, +inf for an upper one).
+
+    At the roots, ``A ∈ π + Σ_r [A](r)``, ``B ∈ π + Σ_r [B](r)``, ``B − A ∈ Σ_r [D](r)`` for
+    every extension with ``P(x', y') > 0`` (then ``P(y') > 0`` too, as ``y' ⊆ x' ∪ y'``).
+
+    **The bound.** ``Δ = σ(B) − σ(A) = σ(A + S) − σ(A)`` with ``S = B − A``: every reachable
+    ``(A, S)`` lies in the box ``[A] × [D]``, so ``|Δ| ≤`` :func:`coupled_bound` of that box;
+    and ``σ(B) − σ(A)`` is increasing in ``B`` and decreasing in ``A``, so also
+    ``|Δ| ≤ max(σ(B_hi) − σ(A_lo), σ(A_hi) − σ(B_lo))``; ``ub`` is the smaller of the two.
+    This is the brief's "a_c = b_c for subtrees that cannot hold x', the coupled part shifts
+    both sides by the same amount": a subtree that cannot hold ``x'`` contributes ``0`` to
+    ``[D]``, so ``S`` ranges over the ``x``-side subtrees only, as in the naive-Bayes bound (on
+    a naive Bayes the two coincide). It is at most the quotient bound up to the second
+    form's ranges, which are those the quotient pass maximises (the pass takes the same
+    maxima over ``v``'s elements), tightened where a subtree is exact.
+
+    ``[a_min, a_max] = σ(π + [B])`` contains ``P(d | x', y')``. For the divergence ranking,
+    ``P(d | y', ¬x')`` is a mixture of ``P(d | y', x'')`` over assignments ``x''`` of ``x'``'s
+    variables other than ``x'``: each is ``σ(A)`` for the extension that puts those variables
+    in ``y`` with the values ``x''``, so the ``[A]`` interval computed with ``x``'s variables
+    made undecided (and the undecided sensitive ones kept undecided) contains them all:
+    :func:`pcfair.patterns.search.divergence_bound` stays sound with it.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.learn import learn_pc
+    >>> df = pd.DataFrame({"d": [0, 1, 1, 0, 1, 0], "s": [0, 1, 1, 0, 0, 1],
+    ...                    "z": [1, 1, 0, 0, 1, 0]})
+    >>> pc = learn_pc(df, "d")
+    >>> tb = TreeBound.from_circuit(pc, 0, 1)
+    >>> nb = tb.node({}, {}, [1, 2], {1})
+    >>> 0 < nb.ub <= 1
+    True
+    """
+
+    name = "tree"
+
+    def __init__(self, d: int, fav: int, prior: float, parent: np.ndarray, card: np.ndarray,
+                 log_theta: dict) -> None:
+        self.d, self.fav, self.prior = d, fav, float(prior)
+        self.calls = 0
+        n = len(card)
+        self.parent = parent.astype(np.int64)  # −1: a child of D (and at D itself)
+        features = [v for v in range(n) if v != d]
+        children: dict[int, list[int]] = {v: [] for v in range(n)}
+        for v in features:
+            if parent[v] >= 0:
+                children[int(parent[v])].append(v)
+        post: list[int] = []
+
+        def walk(v: int) -> None:  # iterative post-order
+            stack = [(v, False)]
+            while stack:
+                u, done = stack.pop()
+                if done:
+                    post.append(u)
+                    continue
+                stack.append((u, True))
+                stack.extend((c, False) for c in reversed(children[u]))
+
+        for v in features:
+            if parent[v] < 0:
+                walk(v)
+        self.post = np.array(post, np.int64)
+        self.card = card.astype(np.int64)
+        self.kp = np.array([int(card[parent[v]]) if parent[v] >= 0 else 1 for v in range(n)],
+                           np.int64)
+        self.toff = np.zeros(n, np.int64)
+        self.moff = np.zeros(n, np.int64)
+        t = m = 0
+        for v in range(n):
+            self.toff[v], self.moff[v] = t, m
+            if v != d:
+                t += int(self.kp[v] * card[v])
+                m += int(self.kp[v])
+        self.lt1 = np.full(max(t, 1), -np.inf)
+        self.lt0 = np.full(max(t, 1), -np.inf)
+        for v in features:
+            for j in range(int(self.kp[v])):
+                s = int(self.toff[v] + j * card[v])
+                self.lt1[s: s + int(card[v])] = log_theta[v][fav][j]
+                self.lt0[s: s + int(card[v])] = log_theta[v][1 - fav][j]
+        self.ch_ptr = np.zeros(n + 1, np.int64)
+        for v in range(n):
+            self.ch_ptr[v + 1] = self.ch_ptr[v] + len(children[v])
+        self.ch_idx = np.array([c for v in range(n) for c in children[v]] or [0], np.int64)
+        self._slots = max(m, 1)
+        self._buffers()
+
+    def _buffers(self) -> None:
+        n, m = len(self.card), self._slots
+        self._box = np.zeros((m, 6))
+        self._imp = np.zeros((m, 2), np.bool_)
+        self._lm = np.zeros((m, 4))
+        self._flags = np.zeros((n, 4), np.bool_)
+        self._out = np.zeros(8)
+
+    def fresh(self) -> "TreeBound":
+        """A copy with its own work buffers and call counter (the recognised model is shared,
+        so concurrent searches on one circuit do not share state)."""
+        other = copy.copy(self)
+        other.calls = 0
+        other._buffers()
+        return other
+
+    @classmethod
+    def from_circuit(cls, circuit: Circuit, d: int, fav: int) -> "TreeBound | None":
+        """The bound of ``circuit`` for the binary decision ``d = fav``, or None when the
+        circuit is not recognised as a decision-rooted tree-augmented model (see the class
+        docstring; cached on the circuit)."""
+        return _cached(circuit, ("tree_bound", d, fav), lambda: cls._detect(circuit, d, fav))
+
+    @classmethod
+    def _detect(cls, circuit: Circuit, d: int, fav: int) -> "TreeBound | None":
+        parsed = _parse_tree_model(circuit, d)
+        if parsed is None:
+            return None
+        prior, parent, log_theta = parsed
+        if prior[fav] == prior[1 - fav] == -np.inf:
+            return None  # a circuit of mass zero
+        pi = float(prior[fav] - prior[1 - fav])
+        return cls(d, fav, pi, parent, circuit.variables.cardinalities, log_theta)
+
+    def box(self, x: dict, y: dict, free: Sequence[int], sensitive: set,
+            x_free: bool = False) -> np.ndarray:
+        """``[A_lo, A_hi, B_lo, B_hi, D_lo, D_hi, impA, impB]`` of the node (the subtree
+        intervals summed over the roots, without ``π``); ``x_free`` makes ``x``'s variables
+        undecided (not sensitive) for the divergence ranking's ``¬x`` range."""
+        n = len(self.card)
+        st = np.zeros(n, np.int64)
+        val = np.zeros(n, np.int64)
+        for v, k in y.items():
+            st[v], val[v] = K.IN_Y, k
+        for v, k in x.items():
+            st[v], val[v] = (K.FREE, 0) if x_free else (K.IN_X, k)
+        for v in free:
+            st[v] = K.FREE_SENS if v in sensitive else K.FREE
+        K.tree_box(st, val, self.post, self.parent, self.card, self.kp, self.toff, self.lt1,
+                   self.lt0, self.ch_ptr, self.ch_idx, self.moff, self._box, self._imp, self._lm,
+                   self._flags, self._out)
+        return self._out.copy()
+
+    def node(self, x: dict, y: dict, free: Sequence[int], sensitive: set) -> NodeBound | None:
+        self.calls += 1
+        a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, imp_a, imp_b = map(float, self.box(x, y, free,
+                                                                               sensitive))
+        if imp_a or imp_b:
+            return None
+        pi = self.prior
+        if not math.isfinite(pi):  # P(d) is 0 or 1: so is every conditional, Δ = 0
+            p = _sigmoid(pi)
+            return NodeBound(0.0, p, p, lambda: (p, p))
+        t_lo, t_hi = _add(pi, a_lo, -math.inf), _add(pi, a_hi, math.inf)
+        u_lo, u_hi = _add(pi, b_lo, -math.inf), _add(pi, b_hi, math.inf)
+        corners = max(_sigmoid(u_hi) - _sigmoid(t_lo), _sigmoid(t_hi) - _sigmoid(u_lo), 0.0)
+        ub = min(coupled_bound(t_lo, t_hi, d_lo, d_hi), corners)
+
+        def rest() -> tuple[float, float]:
+            r = [float(v) for v in self.box(x, y, free, sensitive, x_free=True)]
+            if r[6]:
+                return 0.0, 1.0
+            return _sigmoid(_add(pi, r[0], -math.inf)), _sigmoid(_add(pi, r[1], math.inf))
+
+        return NodeBound(ub, _sigmoid(u_lo), _sigmoid(u_hi), rest)
+
+
+def _parse_tree_model(circuit: Circuit, d: int):
+    """``(log prior by decision value, parent, log θ)`` of a decision-rooted tree-augmented
+    circuit (``log_theta[v][δ][j]`` the row ``log θ_δ(v = · | pa = j)``), or None (see
+    :class:`TreeBound`: every condition is checked on node identities)."""
+    kind, var, value = circuit.kind, circuit.var, circuit.value
+    ep, ea, eb, ew = circuit.edge_ptr, circuit.edge_a, circuit.edge_b, circuit.edge_logw
+    card = [int(c) for c in circuit.variables.cardinalities]
+    n = circuit.num_variables
+    if card[d] != 2 or n < 2:
+        return None
+    logz = node_log_values(circuit, np.full(n, -1, np.int32))
+    root = circuit.root
+    if kind[root] != SUM:
+        return None
+
+    def split(e: int) -> tuple[int, int] | None:
+        """The element as (indicator, rest), rest −1 when there is none."""
+        a, b = int(ea[e]), int(eb[e])
+        if kind[a] == INDICATOR:
+            return a, b
+        if b >= 0 and kind[b] == INDICATOR:
+            return b, a
+        return None
+
+    def forest(i: int) -> list[int]:
+        out, stack = [], [i]
+        while stack:
+            u = stack.pop()
+            if kind[u] == PRODUCT:
+                stack.extend(int(ea[e]) for e in range(ep[u], ep[u + 1]))
+            elif kind[u] == SUM and ep[u + 1] - ep[u] == 1 and split(int(ep[u])) is None:
+                stack.append(int(ea[ep[u]]))
+                if eb[ep[u]] >= 0:
+                    stack.append(int(eb[ep[u]]))
+            else:
+                out.append(u)
+        return out
+
+    def rest_logz(r: int) -> float:
+        return float(logz[r]) if r >= 0 else 0.0
+
+    def tree_node(t: int):
+        """(v, logits over v's values, forests by value or None where the value is absent)."""
+        if kind[t] == CATEGORICAL:
+            v = int(var[t])
+            p = circuit.params[circuit.param_ptr[t]: circuit.param_ptr[t] + circuit.param_len[t]]
+            return v, np.asarray(p, float), [[] for _ in range(card[v])]
+        if kind[t] == INDICATOR:
+            v = int(var[t])
+            lg = np.full(card[v], -np.inf)
+            lg[int(value[t])] = 0.0
+            return v, lg, [[] if k == int(value[t]) else None for k in range(card[v])]
+        if kind[t] != SUM:
+            return None
+        v = -1
+        lg, kids = None, None
+        for e in range(ep[t], ep[t + 1]):
+            s = split(e)
+            if s is None:
+                return None
+            ind, rest = s
+            if v < 0:
+                v = int(var[ind])
+                lg = np.full(card[v], -np.inf)
+                kids = [None] * card[v]
+            k = int(value[ind])
+            if int(var[ind]) != v or kids[k] is not None:
+                return None
+            lg[k] = float(ew[e]) + rest_logz(rest)
+            kids[k] = forest(rest) if rest >= 0 else []
+        return v, lg, kids
+
+    prior = np.full(2, -np.inf)
+    parent = np.full(n, -2, np.int64)
+    parent[d] = -1
+    children: dict[int, frozenset] = {}
+    node_of: dict[tuple[int, int, int], int] = {}
+    tables: dict[tuple[int, int, int], np.ndarray] = {}
+    roots_by_value: dict[int, frozenset] = {}
+    for e in range(ep[root], ep[root + 1]):
+        s = split(e)
+        if s is None or int(var[s[0]]) != d:
+            return None
+        ind, rest = s
+        dv = int(value[ind])
+        if dv in roots_by_value:
+            return None
+        prior[dv] = float(ew[e]) + rest_logz(rest)
+        tops = forest(rest) if rest >= 0 else []
+        stack = [(t, -1, 0) for t in tops]
+        top_vars = []
+        while stack:
+            t, pv, j = stack.pop()
+            parsed = tree_node(t)
+            if parsed is None:
+                return None
+            v, lg, kids = parsed
+            if v == d or (parent[v] != -2 and parent[v] != pv):
+                return None
+            parent[v] = pv
+            if pv < 0:
+                top_vars.append(v)
+            key = (v, dv, j)
+            if key in node_of:
+                if node_of[key] != t:
+                    return None
+                continue
+            node_of[key] = t
+            top = float(np.max(lg))
+            tables[key] = (lg - top - math.log(float(np.sum(np.exp(lg - top))))
+                           if top > -np.inf else np.full(card[v], -math.log(card[v])))
+            for k, f in enumerate(kids):
+                if f is None:
+                    continue
+                parsed_kids = [tree_node(c) for c in f]
+                if any(p is None for p in parsed_kids):
+                    return None
+                kv = [p[0] for p in parsed_kids]
+                ks = frozenset(kv)
+                if len(ks) != len(kv) or children.setdefault(v, ks) != ks:
+                    return None
+                stack.extend((c, v, k) for c in f)
+        if len(set(top_vars)) != len(top_vars):
+            return None
+        roots_by_value[dv] = frozenset(top_vars)
+    if len(set(roots_by_value.values())) > 1:
+        return None
+    features = [v for v in range(n) if v != d]
+    if any(parent[v] == -2 for v in features):
+        return None  # a feature outside the tree: not a distribution over every variable
+    for v in features:  # a leaf variable met only as a leaf must have no children elsewhere
+        children.setdefault(v, frozenset())
+    log_theta = {}
+    for v in features:
+        kp = card[int(parent[v])] if parent[v] >= 0 else 1
+        log_theta[v] = [[tables.get((v, dv, j), np.full(card[v], -math.log(card[v])))
+                         for j in range(kp)] for dv in range(2)]
+    return prior, parent, log_theta
+
+
+def _cached(circuit: Circuit, key: tuple, compute):
+    """A value derived from ``circuit``, computed once (:mod:`pcfair.circuit.derived`)."""
+    from pcfair.circuit.derived import derived
+
+    return derived(circuit, key, compute)
+
+
+def select_bound(circuit: Circuit, d: int, fav: int, choice: str = "auto", *,
+                 naive_bayes: bool = True, assume_deterministic: bool = False,
+                 share: bool = True) -> "Bound":
+    """The bound the search prunes with: ``choice`` ``"auto"`` picks the tightest that
+    applies — :class:`NaiveBayesBound` (when ``naive_bayes``), then :class:`TreeBound`, then
+    :class:`QuotientBound`; ``"naive_bayes"``, ``"tree"`` or ``"quotient"`` force one
+    (:class:`~pcfair.errors.OptionError` where it does not apply).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.learn import learn_pc
+    >>> df = pd.DataFrame({"d": [0, 1, 1, 0], "s": [0, 1, 1, 0], "z": [1, 1, 0, 0]})
+    >>> select_bound(learn_pc(df, "d"), 0, 1).name
+    'tree'
+    >>> select_bound(learn_pc(df, "d"), 0, 1, "quotient").name
+    'quotient'
+    """
+    if choice not in BOUNDS:
+        raise OptionError(f"bound must be one of {BOUNDS}, not {choice!r}")
+    if choice in ("auto", "naive_bayes") and (naive_bayes or choice == "naive_bayes"):
+        nb = NaiveBayesBound.from_circuit(circuit, d, fav)
+        if nb is not None:
+            return NaiveBayesBound(nb.prior, nb.w)
+        if choice == "naive_bayes":
+            raise OptionError("the naive-Bayes bound needs a circuit that is naive Bayes in "
+                              "the decision (NaiveBayesBound.from_circuit)")
+    if choice in ("auto", "tree"):
+        tb = TreeBound.from_circuit(circuit, d, fav)
+        if tb is not None:
+            return tb.fresh()
+        if choice == "tree":
+            raise OptionError("the tree bound needs a decision-rooted tree-augmented circuit "
+                              "(TreeBound.from_circuit)")
+    return QuotientBound(circuit, d, fav, assume_deterministic, share)
