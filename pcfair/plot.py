@@ -377,13 +377,12 @@ def counts_by_delta(census, decision=None, sensitive=None, *, deltas: Sequence[f
 
 
 def _cbs_frame(results) -> pd.DataFrame:
-    from pcfair.audits.cbs import CBSResult
-
-    if isinstance(results, CBSResult):
-        results = [results]
     if isinstance(results, pd.DataFrame):
         frame = results
-    elif isinstance(results, Sequence) and all(isinstance(r, CBSResult) for r in results):
+    elif hasattr(results, "to_frame"):  # a CBSResult or a CBSScans
+        frame = results.to_frame()
+    elif isinstance(results, Sequence) and results and all(hasattr(r, "to_frame")
+                                                           for r in results):
         frame = pd.concat([r.to_frame() for r in results], ignore_index=True)
     else:
         raise DataError("cbs_scores needs a cbs_audit table, a CBSResult or a list of them, "
@@ -495,9 +494,9 @@ def testsgd_scores(results: pd.DataFrame, *, xi: float | None = None, mode: str 
 
     Parameters
     ----------
-    results : pandas.DataFrame
-        The frame of :func:`~pcfair.audits.testsgd.audit` (columns ``rule_set``, ``score``,
-        ``margin``).
+    results : TestSGDResult or pandas.DataFrame
+        The result of :func:`~pcfair.audits.testsgd.audit`, or its table (columns
+        ``rule_set``, ``score``, ``margin``).
     xi : float, optional
         Tolerance: rule sets flagged at ``xi`` (see :func:`~pcfair.audits.testsgd.flagged`)
         are red, others grey, and a dashed line marks ``xi``. Without it every bar is blue.
@@ -521,6 +520,7 @@ def testsgd_scores(results: pd.DataFrame, *, xi: float | None = None, mode: str 
     >>> len(ax.patches), ax.get_lines()[-1].get_label()
     (1, 'ξ = 0.15')
     """
+    results = getattr(results, "table", results)
     for col in ("rule_set", "score", "margin"):
         if col not in getattr(results, "columns", ()):
             raise DataError(f"testsgd_scores needs the audit frame; it has no column {col!r}")
@@ -529,11 +529,11 @@ def testsgd_scores(results: pd.DataFrame, *, xi: float | None = None, mode: str 
         frame = frame.head(int(top))
     if xi is None:
         colors = ["tab:blue"] * len(frame)
-    else:
-        from pcfair.audits.testsgd import flagged
-
-        hit = set(flagged(frame.reset_index(drop=True), xi, mode=mode).index)
-        colors = ["tab:red" if i in hit else "0.6" for i in range(len(frame))]
+    else:  # flagged as testsgd.flagged does: by the point score, or by score - margin
+        if mode not in ("point", "conservative"):
+            raise DataError(f"mode={mode!r} is not one of ['point', 'conservative']")
+        value = frame["score"] - (frame["margin"] if mode == "conservative" else 0.0)
+        colors = ["tab:red" if v > xi else "0.6" for v in value.to_numpy(float)]
     ax = _new_axes(ax, (7.0, 0.45 * len(frame) + 1.5))
     y = np.arange(len(frame))
     ax.barh(y, frame["score"].to_numpy(float), xerr=frame["margin"].to_numpy(float),

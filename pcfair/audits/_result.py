@@ -7,7 +7,7 @@ derives from it and so has
 * ``to_dict()``: a JSON-ready dictionary (plain Python numbers; NaN and infinities become
   None), what ``pcfair audit ... --format json`` prints;
 * ``plot(ax=None)``: the result's picture on a matplotlib Axes (matplotlib is imported only
-  here, so the ports import without it);
+  when a plot is drawn, so the ports import without it);
 * a readable ``repr``: the class, its headline numbers and the table's size.
 
 A subclass defines :meth:`to_frame`, :meth:`headline` (the headline numbers) and
@@ -24,23 +24,11 @@ import pandas as pd
 
 from pcfair.errors import PCFairError
 
-__all__ = ["AuditResult", "MissingDependencyError", "json_value", "json_records", "pyplot"]
-
-MISSING_MATPLOTLIB = ("plotting needs matplotlib, which is not installed: "
-                      "pip install 'pcfair[plot]'")
+__all__ = ["AuditResult", "MissingDependencyError", "json_value", "json_records"]
 
 
 class MissingDependencyError(PCFairError, ImportError):
     """An optional dependency (matplotlib for plots) is not installed."""
-
-
-def pyplot():
-    """``matplotlib.pyplot``, or a :class:`MissingDependencyError` naming the ``plot`` extra."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as err:
-        raise MissingDependencyError(MISSING_MATPLOTLIB) from err
-    return plt
 
 
 def json_value(v: Any) -> Any:
@@ -121,10 +109,9 @@ class AuditResult:
         MissingDependencyError
             matplotlib is not installed.
         """
-        plt = pyplot()
-        if ax is None:
-            _, ax = plt.subplots(figsize=(7.0, 4.0))
-        return self._plot(ax, **kwargs)
+        from pcfair.plot import _new_axes
+
+        return self._plot(_new_axes(ax, (7.0, 4.0)), **kwargs)
 
     def _plot(self, ax, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no plot")

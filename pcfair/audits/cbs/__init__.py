@@ -24,7 +24,7 @@ from pcfair.audits.cbs.expectations import Expectations, estimate_expectations
 from pcfair.audits.cbs.models import circuit_propensity
 from pcfair.audits.cbs.options import CBSOptionError
 from pcfair.audits.cbs.permutation import permutation_pvalue
-from pcfair.audits.cbs.result import CBSResult, format_subgroup, subgroup_mask
+from pcfair.audits.cbs.result import CBSResult, CBSScans, format_subgroup, subgroup_mask
 from pcfair.audits.cbs.scoring import BernoulliScore, GaussianLogitShiftScore
 from pcfair.audits.cbs.search import (
     ScanResult,
@@ -47,6 +47,7 @@ __all__ = [
     "BernoulliScore",
     "CBSOptionError",
     "CBSResult",
+    "CBSScans",
     "Expectations",
     "FairnessDefinition",
     "GaussianLogitShiftScore",

@@ -240,18 +240,13 @@ class CBSResult(AuditResult):
         return pd.DataFrame([d])
 
     def _plot(self, ax, bins: int = 30):
-        """The permutation null scores with the observed score (a scan with permutations),
-        else the subgroup's observed, expected and comparison rates."""
-        null = np.asarray(self.null_scores, float)
-        if null.size:
-            ax.hist(null, bins=bins, color="0.65", label=f"null scores ({null.size} permutations)")
-            ax.axvline(self.score, color="tab:red", lw=1.5, label="observed score")
-            p = "" if self.p_value is None else f", p = {self.p_value:.3g}"
-            ax.set_title(f"{self.subgroup_text}{p}", fontsize=9)
-            ax.set_xlabel("CBS score")
-            ax.set_ylabel("permutations")
-            ax.legend(fontsize=8)
-            return ax
+        """The permutation null scores with the observed score (a scan with permutations,
+        :func:`pcfair.plot.cbs_null_distribution`), else the subgroup's observed, expected and
+        comparison rates."""
+        if np.asarray(self.null_scores).size:
+            from pcfair.plot import cbs_null_distribution
+
+            return cbs_null_distribution(self, bins=bins, ax=ax)
         rates = [self.observed_rate, self.expected_rate, self.comparison_rate]
         ax.bar(["observed", "expected", "comparison"], np.nan_to_num(rates),
                color=["tab:red", "0.6", "tab:blue"])
@@ -310,16 +305,7 @@ class CBSScans(AuditResult):
         return "\n\n".join(r.describe() for r in self.scans)
 
     def _plot(self, ax, alpha: float = 0.05, top: int | None = 20):
-        """Bar chart of the scores, one bar per scan; red: p-value below ``alpha``."""
-        frame = self.to_frame()
-        if top is not None:
-            frame = frame.head(int(top))
-        y = np.arange(len(frame))
-        pvals = pd.to_numeric(frame["p_value"], errors="coerce").to_numpy(float)
-        colors = ["tab:blue" if np.isnan(p) else ("tab:red" if p < alpha else "0.6")
-                  for p in pvals]
-        ax.barh(y, frame["score"].to_numpy(float), color=colors)
-        ax.set_yticks(y, [str(t) for t in frame["detected"]])
-        ax.invert_yaxis()
-        ax.set_xlabel("CBS score (penalised log-likelihood ratio)")
-        return ax
+        """Bar chart of the scores, one bar per scan (:func:`pcfair.plot.cbs_scores`)."""
+        from pcfair.plot import cbs_scores
+
+        return cbs_scores(self.to_frame(), alpha=alpha, top=top, ax=ax)

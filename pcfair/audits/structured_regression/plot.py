@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair.audits._result import MissingDependencyError  # noqa: F401 - its old home
-from pcfair.audits._result import pyplot as _pyplot
+from pcfair.plot import _pyplot
 from pcfair.errors import DataError
 
 

@@ -225,22 +225,11 @@ class TestSGDResult(AuditResult):
                 "top_score": None if top is None else float(top["score"])}
 
     def _plot(self, ax, xi: float | None = None, mode: str = "point", top: int | None = 20):
-        """Scores with their margins, one bar per rule set; with ``xi``, flagged ones red."""
-        frame = self.table.head(int(top)) if top is not None else self.table
-        frame = frame.reset_index(drop=True)
-        hit = set() if xi is None else set(flagged(frame, xi, mode=mode).index)
-        colors = [("tab:red" if i in hit else "0.6") if xi is not None else "tab:blue"
-                  for i in range(len(frame))]
-        y = np.arange(len(frame))
-        ax.barh(y, frame["score"].to_numpy(float), xerr=frame["margin"].to_numpy(float),
-                color=colors, error_kw={"ecolor": "0.2", "capsize": 2, "lw": 0.8})
-        if xi is not None:
-            ax.axvline(xi, color="0.25", ls="--", lw=1, label=f"ξ = {xi:g}")
-            ax.legend(fontsize=8, loc="lower right")
-        ax.set_yticks(y, [str(t) for t in frame["rule_set"]])
-        ax.invert_yaxis()
-        ax.set_xlabel("group fairness score f = |P(l | R) − P(l | not R)| ± margin")
-        return ax
+        """Scores with their margins, one bar per rule set; with ``xi``, flagged ones red
+        (:func:`pcfair.plot.testsgd_scores`)."""
+        from pcfair.plot import testsgd_scores
+
+        return testsgd_scores(self.table, xi=xi, mode=mode, top=top, ax=ax)
 
 
 def audit(
