@@ -323,3 +323,31 @@ def test_any_column_name_and_literal_round_trip(name, other, value, op):
             ">=": Var(other) >= value}[op]
     spec = E(~Var(name), given=cond & Var(name)) > 0.5
     assert parse_spec(spec.to_text()).same_as(spec)
+
+
+def test_printing_keeps_columns_and_bars_apart_from_text_and_given():
+    y = Var("y")
+    for spec in [E(x | y) > 0.5, E(x, given=x != y + 1) > 0, E(x == y) > 0, E(x == -y) > 0,
+                 E(r, given=(x == (y | r)) | ~x) > 0, E(Var("E") & Var("class")) < 1]:
+        assert parse_spec(spec.to_text()).same_as(spec), spec.to_text()
+    assert E(x | y).to_text() == "E[(x | y)]"
+    assert (x != y + 1).to_text() == "x != (y + 1)"
+
+
+_pieces = st.sampled_from([
+    "E[", "]", "(", ")", "|", "&", "!", "~", "=", "==", "!=", ">", "<", ">=", "+", "-", "*",
+    "/", ",", "given=", "range=", "r", "sex", "M", "0.5", "1", "African-American", '"a b"',
+    "`c d`", " ", "≠", "∧", "−", ":", ".", "class", "if", "in", "and", "not", "None", "1e5",
+    "{", "#", "\n", "_L0", "f", "lambda", "**", ":=",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.lists(_pieces, min_size=1, max_size=14).map("".join))
+def test_any_text_parses_or_raises_a_spec_error(text):
+    for parse in (parse_spec, parse_term, parse_expression):
+        try:
+            node = parse(text)
+        except SpecError:
+            continue
+        assert parse(node.to_text()).same_as(node)

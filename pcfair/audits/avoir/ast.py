@@ -91,6 +91,7 @@ _PAREN_HINT = (
 _PREC = {"|": 1, "&": 2, "!": 3, ">": 4, "<": 4, ">=": 4, "<=": 4, "==": 4, "!=": 4,
          "+": 5, "-": 5, "*": 6, "/": 6, "neg": 7}
 _ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "truediv"}
+_COMPARE = {">": "gt", "<": "lt", ">=": "ge", "<=": "le", "==": "eq", "!=": "ne"}
 _NUMBER = (int, float, np.integer, np.floating)
 
 
@@ -115,15 +116,17 @@ def _fmt_number(v: float | int) -> str:
 
 
 def _infix(node, op: str) -> str:
-    """``left op right`` with the parentheses that make the text parse back to ``node``
-    (operators associate to the left, comparisons do not chain and are bracketed under the
-    specification-level & and |)."""
+    """``left op right`` with the parentheses (and backticks) that make the text parse back to
+    ``node``: operators associate to the left, comparisons do not chain and are bracketed under
+    the specification-level & and |, and what follows == or != never starts with a bare word."""
     p, a, b = node._prec(), node.left, node.right
     left, right = a.to_text(), b.to_text()
     if a._prec() < p or (a._prec() == 4 and (p == 4 or isinstance(a, Threshold))):
         left = f"({left})"
     if b._prec() <= p or isinstance(b, Threshold):
         right = f"({right})"
+    elif op in ("==", "!=") and isinstance(b, (Var, BinOp)):  # a bare word there is text
+        right = f"`{b.name}`" if isinstance(b, Var) else f"({right})"
     return f"{left} {op} {right}"
 
 
@@ -439,8 +442,7 @@ def _as_expr(x) -> Expr:
 
 _operators(Expr, {**_ARITH, "&": "and", "|": "or"},
            lambda op, a, b: BinOp(op, _as_expr(a), _as_expr(b)))
-_operators(Expr, {">": "gt", "<": "lt", ">=": "ge", "<=": "le", "==": "eq", "!=": "ne"},
-           lambda op, a, b: BinOp(op, _as_expr(a), _as_expr(b)), reflected=False)
+_operators(Expr, _COMPARE, lambda op, a, b: BinOp(op, _as_expr(a), _as_expr(b)), reflected=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -540,7 +542,8 @@ class Expectation(ETerm):
                 (float(self.range[0]), float(self.range[1])))
 
     def to_text(self) -> str:
-        s = "E[" + self.expr.to_text()
+        s = self.expr.to_text()
+        s = "E[" + (f"({s})" if self.expr._prec() <= _PREC["|"] else s)  # | would mean given
         if self.given is not None:
             s += " | " + self.given.to_text()
         if tuple(map(float, self.range)) != (0.0, 1.0):
@@ -646,8 +649,8 @@ def _as_term(x) -> ETerm:
 
 
 _operators(ETerm, _ARITH, lambda op, a, b: TermOp(op, _as_term(a), _as_term(b)))
-_operators(ETerm, {">": "gt", "<": "lt", "==": "eq", "!=": "ne"},
-           lambda op, a, b: a._compare(op, b), reflected=False)
+_operators(ETerm, {op: _COMPARE[op] for op in _FLIP}, lambda op, a, b: a._compare(op, b),
+           reflected=False)
 
 
 def E(expr: Expr | str | float, given: Expr | str | None = None, *,
@@ -1010,9 +1013,7 @@ _PY_OPS = {
     "UAdd": "+", "USub": "-",
 }
 #: The grammar's binary operators, applied to the builder's nodes (which check the levels).
-_APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-          ">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le,
-          "==": operator.eq, "!=": operator.ne}
+_APPLY = {op: getattr(operator, name) for op, name in {**_ARITH, **_COMPARE}.items()}
 
 
 class _Reader(ast.NodeVisitor):
@@ -1123,7 +1124,7 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript):
         if not (isinstance(node.value, ast.Name) and node.value.id == "E"
-                and self.src.python[node.value.end_col_offset] == "["):
+                and self.src.python[node.value.end_col_offset:].lstrip()[:1] == "["):
             self.fail("indexing is not part of AVOIR's specification language; only E[...] "
                       "takes brackets", node)
         if self.row:
