@@ -473,10 +473,8 @@ class ETerm(_Node):
         if isinstance(other, ETerm) and not isinstance(other, Constant):
             if isinstance(self, Constant):
                 return Threshold(other, _FLIP[op], self.value)
-            raise SpecError(
-                f"AVOIR compares an expectation term with a constant; rewrite "
-                f"{self} {op} {other} as ({self} - {other}) {op} 0"
-            )
+            raise SpecError(f"AVOIR compares an expectation term with a constant; rewrite as "
+                            f"({self} - {other}) {op} 0")
         c = other.value if isinstance(other, Constant) else other
         if isinstance(c, (bool, str)) or not isinstance(c, _NUMBER):
             raise SpecError(f"cannot compare {self} with {other!r}; the threshold must be a number")
@@ -994,7 +992,8 @@ class _Source:
         pos = self.where[off]
         tok = next((t[1] for t in self.tokens if t[2] <= pos < t[3]), self.text[pos])
         after = " after a complete expression" if _parses(self.python[:off]) else ""
-        self.fail(f"unexpected {tok!r}{after}", pos)
+        nested = " (too deeply nested)" if "too many nested" in err.msg else ""
+        self.fail(f"unexpected {tok!r}{after}{nested}", pos)
 
 
 #: Python syntax the grammar does not have, named in the error.
@@ -1104,10 +1103,6 @@ class _Reader(ast.NodeVisitor):
         if len(node.ops) > 1:
             self.fail("comparisons cannot be chained; combine them with & instead",
                       self.op_at(node.comparators[0], node.comparators[1]))
-        if not self.row and not isinstance(left, Constant) and isinstance(right, ETerm) \
-                and not isinstance(right, Constant) and op in _FLIP:
-            self.fail(f"AVOIR compares an expectation term with a constant; rewrite as "
-                      f"({left} - {right}) {op} 0", at)
         return self.apply(op, left, right, at)
 
     def visit_BoolOp(self, node: ast.BoolOp):
