@@ -127,7 +127,7 @@ def main() -> None:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkippedRuleSetWarning)
-        res = audit(X, predict, sensitive=sensitive, favorable=favorable, sup_thr=sup_thr, random_state=args.seed)
+        res = audit(X, predict, sensitive=sensitive, favorable=favorable, sup_thr=sup_thr, random_state=args.seed).table
     t_audit = time.perf_counter() - t0
     n_sets = len(res)
     batched_calls, batched_rows = calls["n"], calls["rows"]
