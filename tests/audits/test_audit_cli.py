@@ -53,6 +53,7 @@ def test_every_audit_help_speaks_one_vocabulary(method):
         assert "--seed" in opts  # the random methods are seeded by --seed
     if "--delta" in opts:  # only ever the discrimination threshold
         assert "threshold" in opts["--delta"].help
+    assert not [o for o in opts if o.startswith("--delta-")]
     if "--jobs" in opts:
         assert "-1" in opts["--jobs"].help
 

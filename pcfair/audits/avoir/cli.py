@@ -95,8 +95,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="failure-probability allocation: optimized (AVOIR-OB) or equal (AVOIR-VF)")
     p.add_argument("--optimize-every", type=positive_int, default=5, metavar="N",
                    help="check every N records (default 5)")
-    p.add_argument("--delta-charge", choices=("used", "all"), default="used",
-                   help="charge a Boolean verdict with the leaves it uses, or all leaves")
+    p.add_argument("--failure-charge", choices=("used", "all"), default="used",
+                   help="charge a Boolean verdict's failure probability with the leaves it "
+                        "uses, or with all leaves")
     p.add_argument("--key", default=None, help="column with observation keys (upserts)")
     p.add_argument("--continue", dest="continue_", action="store_true",
                    help="keep monitoring after the verdict until the end of the file")
@@ -119,7 +120,7 @@ def run_monitor(args: argparse.Namespace) -> int:
     if not spec:
         raise OptionError("the default specification is empty: the sensitive columns have no values")
     monitor = Monitor(spec, delta=args.failure_prob, split=args.split,
-                      optimize_every=args.optimize_every, delta_charge=args.delta_charge)
+                      optimize_every=args.optimize_every, delta_charge=args.failure_charge)
     result = monitor.run(stream, until_verdict=not args.continue_, key=args.key)
     if args.export:
         to_json(monitor, args.export)
