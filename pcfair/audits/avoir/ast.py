@@ -1137,7 +1137,7 @@ class _Reader(ast.NodeVisitor):
             if name == "range":
                 if rng is not None:
                     self.fail("range= is given twice", part)
-                rng = self.range(part.value)
+                rng = self.range_pair(part.value)
             elif name == "given" or given is not None:
                 cond = self.visit(part.value if name == "given" else part)
                 given = cond if given is None else given & cond
@@ -1147,7 +1147,7 @@ class _Reader(ast.NodeVisitor):
         self.row = False
         return Expectation(expr, given, rng or (0.0, 1.0))
 
-    def range(self, node: ast.AST) -> tuple[float, float]:
+    def range_pair(self, node: ast.AST) -> tuple[float, float]:
         ends = [self.visit(end) for end in node.elts] if isinstance(node, ast.Tuple) else []
         if len(ends) != 2 or any(type(end) is not Const or type(end.value) not in (int, float)
                                  for end in ends):
