@@ -128,3 +128,30 @@ def test_too_many_thresholds_or_too_little_memory():
     assert fit["maximal"].notna().all()
     with pytest.raises(pcfair.patterns.LatticeTooLarge, match="bitmap"):
         scan(pc, d, fav, sens, QUERY, max_bytes=10, plan=make_plan(pc, d, fav, sens))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(2, 3), min_size=2, max_size=4),
+       st.sampled_from([0.0, 0.02, 0.05]), st.sampled_from([0.01, 0.03, 0.1]))
+def test_summaries_with_min_support_match_the_oracle(seed, cards, delta, support):
+    """Patterns with ``P(x, y) < min_support`` are treated as undefined by the summaries."""
+    import dataclasses
+
+    from hypothesis import assume
+
+    pc, d, fav, sens = _model(seed, cards)
+    arrays = oracle.pattern_arrays(pc, list(pc.variables.cardinalities), d, sens, fav)
+    p_xy = np.asarray(arrays.p_xy, np.float64)
+    assume(np.all(np.abs(p_xy - support) > 1e-9))  # support decided by rounding otherwise
+    arrays = dataclasses.replace(arrays, defined=arrays.defined & (p_xy >= support))
+    clear, border = oracle.threshold_bands(arrays, delta)
+    assume(not border.any())
+    masks = oracle.summary_masks(arrays, clear)
+    names = [pc.names[v] for v in sens]
+    for kind in ("maximal", "minimal"):
+        got = pcfair.find_patterns(pc, pc.names[d], names, delta, kind=kind, engine="dense",
+                                   min_support=support)
+        keys = {(tuple(sorted((int(k[1:]), int(v)) for k, v in p.x.items())),
+                 tuple(sorted((int(k[1:]), int(v)) for k, v in p.y.items()))) for p in got}
+        assert keys == {arrays.keys[i] for i in np.flatnonzero(masks[kind])}, kind
+        assert all(abs(p.score) > delta + 1e-12 for p in got)
