@@ -4,13 +4,20 @@ package, so a new module's examples are tested without being listed)."""
 import doctest
 import importlib
 import pkgutil
+import urllib.error
 
 import pytest
+from conftest import requires_data
 
 import pcfair
+from pcfair.datasets import _cache
 
 #: Modules that cannot be imported without an optional extra, with the extra's module.
 OPTIONAL = {"pcfair.patterns.executors_dask": "distributed"}
+
+#: Modules whose examples read the public tables from the data cache.
+NEEDS_DATA = {f"pcfair.datasets.{m}" for m in ("_adult", "_binarized", "_cache", "_compas",
+                                               "_german", "_netfile", "preprocessing")}
 
 
 def _modules() -> list[str]:
@@ -24,13 +31,23 @@ def _modules() -> list[str]:
 MODULES = _modules()
 
 
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Examples never download: a missing file is an error, not a fetch."""
+    def refuse(url, timeout):
+        raise urllib.error.URLError(f"network disabled in tests ({url})")
+
+    monkeypatch.setattr(_cache, "_open_url", refuse)
+
+
 def test_the_walk_finds_the_package():
     assert {"pcfair.circuit.circuit", "pcfair.patterns.api", "pcfair.circuit.derived",
             "pcfair.cli"} <= set(MODULES)
     assert len(MODULES) > 100
 
 
-@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize("name", [pytest.param(m, marks=requires_data()) if m in NEEDS_DATA
+                                  else m for m in MODULES])
 def test_examples(name):
     if name in OPTIONAL:
         pytest.importorskip(OPTIONAL[name])
