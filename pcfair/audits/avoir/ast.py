@@ -705,21 +705,6 @@ class Spec(_Node):
 
     __slots__ = ()
 
-    def __and__(self, other):
-        if not isinstance(other, Spec):
-            raise SpecError(f"& needs a specification on both sides, got {other!r}. " + _PAREN_HINT)
-        return And(self, other)
-
-    def __or__(self, other):
-        if not isinstance(other, Spec):
-            raise SpecError(f"| needs a specification on both sides, got {other!r}. " + _PAREN_HINT)
-        return Or(self, other)
-
-    def __rand__(self, other):
-        raise SpecError(f"& needs a specification on both sides, got {other!r}. " + _PAREN_HINT)
-
-    __ror__ = __rand__
-
     def __invert__(self):
         raise SpecError("AVOIR's grammar has no negation of a specification; flip the comparison")
 
@@ -735,6 +720,17 @@ class Spec(_Node):
     def variables(self) -> set[str]:
         """Columns the specification reads."""
         return set().union(*(leaf.variables() for leaf in self.leaves()))
+
+
+def _combine(op: str, left, right) -> Spec:
+    for side in (left, right):
+        if not isinstance(side, Spec):
+            raise SpecError(f"{op} needs a specification on both sides, got {side!r}. "
+                            + _PAREN_HINT)
+    return And(left, right) if op == "&" else Or(left, right)
+
+
+_operators(Spec, {"&": "and", "|": "or"}, _combine)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
