@@ -124,6 +124,10 @@ def test_circuit_streams_are_identical_and_sampled_from_the_circuit(forms, clf):
         pd.testing.assert_frame_equal(out[name], out["circuit"])
     m = as_model(clf)
     assert list(m.sample(5, random_state=0).columns) == list(clf.circuit_.names)
+    for population in (clf, m):  # the classifier's (or the Model's) circuit is the sampler
+        again = pd.concat(circuit_stream(population, clf, outcome="y", n_records=300,
+                                         batch_size=100, random_state=1))
+        pd.testing.assert_frame_equal(again, out["circuit"])
 
 
 # ------------------------------------------------------------------ exactness against brute force

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pcfair.audits._model import as_model
+from pcfair.audits._model import Model, as_model
 from pcfair.audits.avoir.errors import MonitorSettingError
 from pcfair.errors import DataError, VariableError
 
@@ -38,7 +38,8 @@ def circuit_stream(circuit: object, model: Any, *, batch_size: int = 100,
     Parameters
     ----------
     circuit : object with ``sample(n, evidence=None, random_state=None)``
-        The population model (a pcfair circuit or any stand-in with that method).
+        The population model: a pcfair circuit, a fitted PCClassifier or a
+        :class:`~pcfair.audits.Model` (their circuit), or any stand-in with that method.
     model : Circuit, PCClassifier, estimator or callable
         The deciding model (see :func:`pcfair.audits._model.as_model`); a record's decision
         is 1 when ``P(favorable | x) >= 0.5``. It sees the sampled variables without
@@ -78,6 +79,8 @@ def circuit_stream(circuit: object, model: Any, *, batch_size: int = 100,
     >>> list(batch.columns)
     ['s', 'd', 'y', 'r']
     """
+    if isinstance(circuit, Model) or hasattr(circuit, "circuit_"):  # a Model, a PCClassifier
+        circuit = circuit.circuit if isinstance(circuit, Model) else circuit.circuit_
     if not hasattr(circuit, "sample") or not callable(circuit.sample):
         raise DataError(f"circuit must have a sample(n, evidence, random_state) method, "
                         f"got {type(circuit).__name__}")
