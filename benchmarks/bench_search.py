@@ -12,15 +12,18 @@ binary features; sensitive ``age``, ``foreign_worker``, ``sex``, ``marital_statu
   nodes, seconds, nodes per second, the share of the compiled run spent inside the kernel, and
   LearnFairNB's node counts beside (73.1 M for top-1 by |Δ|; 8.0 M / 13.6 M for top-1 / top-10
   by divergence).
-- **German CLT** (``learn_pc(df, "loan_status")``): the lattice engine's largest |Δ|
-  (``certify(..., engine="dense", n_jobs=2)``, given ``--lattice-limit`` seconds; reported as
-  not run to completion otherwise), then the Python search's certification just above it
-  with the improved options and with the paper's (quotient bound), ``--python-limit`` seconds
-  each: nodes, seconds, nodes per second, complete or not.
+- **Chow-Liu circuits, tree bound against quotient bound** (the shipped
+  ``circuits/*_clt.json``; :class:`pcfair.patterns.bounds.TreeBound` against the paper's
+  :class:`~pcfair.patterns.bounds.QuotientBound`, every other option the default): the German
+  CLT's certification at δ = its largest |Δ| + 0.005 (the largest from the lattice engine,
+  ``find_patterns(..., kind="topk", k=1, engine="dense")`` given ``--lattice-limit`` seconds,
+  or ``--german-delta``), and COMPAS's and Adult's top-10 by |Δ| at δ = 0.01: nodes, nodes
+  pruned, seconds, complete or not, ``--python-limit`` seconds each.
 
 The compiled kernels are loaded (numba cache) before any timing. Usage::
 
     python benchmarks/bench_search.py [--python-limit 60] [--lattice-limit 240] [--skip-clt]
+                                      [--skip-nb] [--german-delta D]
 """
 
 from __future__ import annotations
@@ -33,9 +36,11 @@ from pathlib import Path
 import pandas as pd
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+CIRCUITS = Path(__file__).resolve().parents[1] / "circuits"
 os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 
 import pcfair  # noqa: E402
+from pcfair.datasets import load_binarized  # noqa: E402
 from pcfair.patterns import _naive_bayes_kernels as K  # noqa: E402
 from pcfair.patterns.naive_bayes_search import NaiveBayesTables, nb_search  # noqa: E402
 from pcfair.patterns.scores import pattern_divergences  # noqa: E402
@@ -132,37 +137,85 @@ def naive_bayes_rows(df: pd.DataFrame, pseudocount: float, python_limit: float,
     return out
 
 
-def clt_rows(df: pd.DataFrame, python_limit: float, lattice_limit: float) -> None:
-    pc = pcfair.learn_pc(df, "loan_status")
+def clt_rows(python_limit: float, lattice_limit: float, german_delta: float | None) -> None:
+    """The Chow-Liu circuits: the tree bound against the quotient bound, same run."""
+    pc = pcfair.load(CIRCUITS / "german_clt.json")
     names = pc.names
     d = names.index("loan_status")
     sens = [names.index(s) for s in SENSITIVE]
-    print("\n### German CLT\n")
-    t = time.perf_counter()
-    cert = pcfair.certify(pc, "loan_status", SENSITIVE, 0.999, engine="dense", n_jobs=2,
-                          time_limit=lattice_limit)
-    spent = time.perf_counter() - t
-    if cert.complete and cert.max_abs_score is not None:
-        max_abs = float(cert.max_abs_score)
-        print(f"lattice engine (2 processes): max |Δ| = {max_abs:.5f} in {spent:.1f} s")
-        source = "the lattice's max"
+    print("\n### German CLT (circuits/german_clt.json)\n")
+    if german_delta is not None:
+        delta = german_delta
+        print(f"certification at δ = {delta:.5f} (given with --german-delta)\n")
     else:
-        print(f"lattice engine: not run to completion (stopped at its {lattice_limit:g} s "
-              f"limit, {spent:.1f} s)")
-        lb = search(pc, d, 1, sens, 0.0, mode="topk", k=1, time_limit=python_limit,
-                    progress=False)
-        max_abs = lb.best
-        source = (f"the best |Δ| a {python_limit:g} s Python top-1 search found "
-                  f"(complete={lb.complete}; a lower bound, so 'fair' is not guaranteed)")
-    delta = max_abs + 0.005
-    print(f"certification at δ = {delta:.5f} ({source} + 0.005)\n")
-    print("| bound                    | engine           |     nodes |        s | k nodes/s  "
-          "| complete |  witness | kernel |  |")
-    print("|" + "---|" * 9)
-    for name, opts in (("improved (default)", SearchOptions()), ("paper's", PAPER)):
+        t = time.perf_counter()
+        top = pcfair.find_patterns(pc, "loan_status", SENSITIVE, 0.0, kind="topk", k=1,
+                                   engine="dense", time_limit=lattice_limit)
+        spent = time.perf_counter() - t
+        if top.complete and len(top):
+            max_abs = float(top[0].abs_score)
+            print(f"lattice engine: max |Δ| = {max_abs:.5f} in {spent:.1f} s")
+            source = "the lattice's max"
+        else:
+            print(f"lattice engine: not run to completion (stopped at its {lattice_limit:g} s "
+                  f"limit, {spent:.1f} s)")
+            lb = search(pc, d, 1, sens, 0.0, mode="topk", k=1, time_limit=python_limit,
+                        progress=False)
+            max_abs = lb.best
+            source = (f"the best |Δ| a {python_limit:g} s top-1 search found "
+                      f"(complete={lb.complete}; a lower bound, so 'fair' is not guaranteed)")
+        delta = max_abs + 0.005
+        print(f"certification at δ = {delta:.5f} ({source} + 0.005)\n")
+    bound_header()
+    runs = {}
+    for bound in ("tree", "quotient"):
         res = search(pc, d, 1, sens, delta, mode="first", time_limit=python_limit,
-                     options=opts, progress=False)
-        row(name, "python", res, abs(res.patterns[0].score) if res.patterns else None)
+                     options=SearchOptions(bound=bound), progress=False)
+        runs[bound] = res
+        bound_row("certify", bound, res, "fair" if res.complete and not res.patterns else
+                  ("witness" if res.patterns else "—"))
+    ratio("certify", runs)
+    for name in ("compas", "adult"):
+        ds = load_binarized(name)
+        pc = pcfair.load(CIRCUITS / f"{name}_clt.json")
+        d = pc.names.index(ds.target)
+        sens = [pc.names.index(s) for s in ds.sensitive]
+        print(f"\n### {name.upper()} CLT (circuits/{name}_clt.json), top-10 by |Δ| at "
+              f"δ = 0.01\n")
+        bound_header()
+        runs = {}
+        for bound in ("tree", "quotient"):
+            res = search(pc, d, 1, sens, 0.01, mode="topk", k=10, time_limit=python_limit,
+                         options=SearchOptions(bound=bound), progress=False)
+            runs[bound] = res
+            bound_row("top-10 |Δ|", bound, res,
+                      f"{abs(res.patterns[-1].score):.5f}" if res.patterns else "—")
+        ratio("top-10", runs)
+
+
+def bound_header() -> None:
+    print("| task         | bound     |     nodes |    pruned |        s | k nodes/s | "
+          "complete | result   |")
+    print("|" + "---|" * 8)
+
+
+def bound_row(task: str, bound: str, res, result: str) -> None:
+    rate = res.nodes / res.seconds if res.seconds > 0 else float("nan")
+    print(f"| {task:<12} | {bound:<9} | {fmt_nodes(res.nodes):>9} | {fmt_nodes(res.pruned):>9} "
+          f"| {res.seconds:8.2f} | {rate / 1e3:9.1f} | {str(res.complete):<8} | {result:<8} |",
+          flush=True)
+
+
+def ratio(task: str, runs: dict) -> None:
+    t, q = runs["tree"], runs["quotient"]
+    if t.complete and q.complete and t.nodes:
+        print(f"\n{task}: the quotient bound visits {q.nodes / t.nodes:.2f}× the tree bound's "
+              f"nodes and takes {q.seconds / max(t.seconds, 1e-9):.2f}× its time")
+    elif t.complete:
+        print(f"\n{task}: complete with the tree bound in {t.seconds:.1f} s; not with the "
+              f"quotient bound within {q.seconds:.0f} s")
+    else:
+        print(f"\n{task}: complete with neither bound within the limit")
 
 
 def main() -> None:
@@ -173,6 +226,8 @@ def main() -> None:
                     help="seconds for the lattice engine on the CLT (default 240)")
     ap.add_argument("--skip-clt", action="store_true")
     ap.add_argument("--skip-nb", action="store_true", help="only the CLT rows")
+    ap.add_argument("--german-delta", type=float, default=None,
+                    help="certify the German CLT at this δ instead of the lattice's max + 0.005")
     ap.add_argument("--paper", action="store_true",
                     help="also run the paper's Python search on the naive Bayes tasks")
     args = ap.parse_args()
@@ -203,7 +258,7 @@ def main() -> None:
               f"≥ 1 M nodes/s: {min(rates) >= 1e6 if rates else 'n/a'} "
               f"(min {min(rates) / 1e6 if rates else float('nan'):.2f} M/s over the tasks)")
     if not args.skip_clt:
-        clt_rows(df, args.python_limit, args.lattice_limit)
+        clt_rows(args.python_limit, args.lattice_limit, args.german_delta)
 
 
 if __name__ == "__main__":

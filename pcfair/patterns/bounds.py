@@ -382,11 +382,12 @@ class TreeBound:
     **The box of a search node.** For an extension ``(x', y')`` write ``A = logit P(d | y')``
     and ``B = logit P(d | x', y')``, and per subtree ``g_A = g(·; y')``, ``g_B = g(·; x', y')``.
     The kernel (:func:`._bound_kernels.tree_box`) computes, bottom-up, for every ``v`` and
-    parent value ``j``, intervals ``[A]``, ``[B]``, ``[D]`` and flags, claimed to satisfy, *for
-    every extension*: ``g_A ∈ [A]`` whenever the subtree's ``A``-evidence has positive
-    probability under ``d`` or ``¬d`` (given ``pa = j``), ``g_B ∈ [B]`` likewise for the
-    ``B``-evidence, ``g_B − g_A ∈ [D]`` when both have; and a flag ``imp_A`` (``imp_B``) set only
-    when that evidence has probability zero under both for every extension. Proof by induction
+    parent value ``j``, intervals ``[A]``, ``[B]``, ``[D]``, ``[p_d]``, ``[p_¬d]`` (below) and
+    flags, claimed to satisfy, *for every extension*: ``g_A ∈ [A]`` whenever the subtree's
+    ``A``-evidence has positive probability under ``d`` or ``¬d`` (given ``pa = j``),
+    ``g_B ∈ [B]`` likewise for the ``B``-evidence, ``g_B − g_A ∈ [D]`` when both have,
+    ``p_δ ∈ [p_δ]`` when the ``A``-evidence has under ``δ``; and a flag ``imp_A`` (``imp_B``)
+    set only when that evidence has probability zero under both for every extension. Proof by induction
     over the tree, the children's claims holding for every value ``k`` of ``v`` at once (an
     extension decides each variable independently, so it restricts to an extension of every
     subtree):
@@ -409,6 +410,27 @@ class TreeBound:
       * ``v`` excluded (observed on neither side): both by (P3); the difference of intervals,
         except when ``sub(v)`` holds no variable that is or can become part of ``x'`` — then
         the two evidences agree on ``sub(v)`` and ``g_B − g_A = 0`` exactly.
+
+      **Sharper differences.** The kernel also keeps, per subtree, intervals of
+      ``p_δ = log m_δ(·; x', y') − log m_δ(·; y') ≤ 0`` (the log-probability of the ``x'``
+      evidence of the subtree given its ``y'`` evidence, under ``δ``; ``0`` where the subtree
+      cannot hold ``x'``, exact where it is fully decided), with the same case analysis:
+      ``v`` in ``y``: ``p = Σ_c p(c, k)``; ``v`` excluded: ``e^p = Σ_k π_k Π_c e^{p(c, k)}``
+      with ``π`` the posterior of ``v`` under ``δ`` given the ``y'`` evidence below, so ``p``
+      lies in the mixture interval (mediant); ``v`` in ``x`` with ``k``:
+      ``p = log P_δ(v = k | y' below, j) + Σ_c p(c, k)``. The posterior of ``v = k`` is
+      ``θ(k) M_k / Σ_k' θ(k') M_k'`` (``M`` the product of the children's messages), and
+      each child's ratio ``m(c, k') / m(c, k) = Σ_l θ(l|k') R_l / Σ_l θ(l|k) R_l`` lies within
+      ``[min_l, max_l] θ(l|k')/θ(l|k)`` (mediant; exactly ``θ(l|k')/θ(l|k)`` when ``c`` is in
+      ``y`` with ``l``, and 1 when ``c``'s subtree holds no evidence): bounds on the
+      posterior follow. Then two more intervals contain ``g_B − g_A``, and the kernel keeps
+      the intersection: for ``v`` excluded, ``e^{g_B − g_A} = E_α[U] / E_β[W]`` with
+      ``U_k = Π_c e^{p_d(c, k)}``, ``W_k = Π_c e^{p_¬d(c, k)}`` and ``α``, ``β`` the posteriors
+      of ``v`` under ``d``, ``¬d`` (divide ``Σ a_k U_k / Σ b_k W_k`` by ``Σ a_k / Σ b_k``),
+      so ``g_B − g_A ∈ [min_k log U_k − max_k log W_k, max_k log U_k − min_k log W_k]``; for
+      ``v`` in ``x`` with ``k``, ``g_B − g_A = log α_k − log β_k + Σ_c (g_B − g_A)(c, k)``.
+      Extended reals throughout: a ``p`` of −inf (``x'`` impossible below) keeps the lower
+      ends at −inf, and a ``k`` where the ``x'`` value has ``θ = 0`` gives ``p = −inf``.
 
       Where ``v`` is unobserved on a side and no child's subtree can hold evidence on that
       side (every variable below ``v`` decided excluded), that side's ratio is exactly ``0``
@@ -512,7 +534,7 @@ class TreeBound:
 
     def _buffers(self) -> None:
         n, m = len(self.card), self._slots
-        self._box = np.zeros((m, 6))
+        self._box = np.zeros((m, 10))
         self._imp = np.zeros((m, 2), np.bool_)
         self._lm = np.zeros((m, 4))
         self._flags = np.zeros((n, 4), np.bool_)
