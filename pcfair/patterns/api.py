@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -234,8 +235,9 @@ def _engine(engine: str, pc: Circuit, d: int, fav: int, sens: list[int], max_byt
     if engine == "sample":
         raise OptionError("sampling never certifies and has its own function: "
                          "use sample_patterns(...)")
-    if engine not in ("auto", "dense", "search"):
-        raise OptionError(f"unknown engine {engine!r} (expected 'auto', 'dense' or 'search')")
+    if engine != "auto" and engine not in ENGINES:
+        names = ", ".join(repr(e) for e in ("auto", *ENGINES))
+        raise OptionError(f"unknown engine {engine!r} (expected one of {names})")
     if engine == "auto":
         card = pc.variables.cardinalities
         points = np.prod([2.0 * card[v] + 1 if v in sens else card[v] + 1.0
@@ -467,20 +469,32 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     min_support = _check_support(min_support)
     data = None if data is None else read_table(data)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
-    if name == "search":
-        items, complete, runs = _search_kind(pc, d, fav, sens, float(delta), kind,
-                                             10 if k is None else int(k), rank_by, time_limit,
-                                             progress, search_options, n_jobs, executor,
-                                             min_support)
-        found = _search_patterns(pc, d, fav, items, float(delta))
-        key = (lambda p: -p.abs_score) if rank_by == "discrimination" else (lambda p: -p.divergence)
-        found.sort(key=key)
-        return with_row_counts(
-            PatternSet(kind=kind, delta=float(delta), engine=name, complete=complete,
-                       count=len(found), stats=_search_stats(runs),
-                       patterns=[] if count_only else found), pc, data)
-    delta = float(delta)
-    k = 10 if k is None else int(k)
+    request = _Request(pc, d, fav, sens, float(delta), time_limit, progress, n_jobs, executor,
+                       min_support, max_bytes, search_options)
+    found = ENGINES[name].find(request, kind, 10 if k is None else int(k), rank_by,
+                               count_only, out)
+    return with_row_counts(found, pc, data)
+
+
+def _search_find(r: "_Request", kind: str, k: int, rank_by: str, count_only: bool,
+                 out) -> PatternSet:
+    """:func:`find_patterns` by the branch-and-bound search (``out`` is the lattice's)."""
+    items, complete, runs = _search_kind(r.pc, r.d, r.fav, r.sens, r.delta, kind, k, rank_by,
+                                         r.time_limit, r.progress, r.search_options, r.n_jobs,
+                                         r.executor, r.min_support)
+    found = _search_patterns(r.pc, r.d, r.fav, items, r.delta)
+    key = (lambda p: -p.abs_score) if rank_by == "discrimination" else (lambda p: -p.divergence)
+    found.sort(key=key)
+    return PatternSet(kind=kind, delta=r.delta, engine="search", complete=complete,
+                      count=len(found), stats=_search_stats(runs),
+                      patterns=[] if count_only else found)
+
+
+def _dense_find(r: "_Request", kind: str, k: int, rank_by: str, count_only: bool,
+                out) -> PatternSet:
+    """:func:`find_patterns` by the lattice engine."""
+    pc, d, fav, sens, delta = r.pc, r.d, r.fav, r.sens, r.delta
+    min_support, max_bytes, n_jobs, executor = r.min_support, r.max_bytes, r.n_jobs, r.executor
     by_div = rank_by == "divergence"
     if out is not None and kind != "all":
         raise OptionError("out= writes the patterns of kind='all'")
@@ -496,7 +510,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         sink = _csv_sink(handle, pc, make_plan(pc, d, fav, sens, max_bytes))
     try:
         run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs,
-                   executor=executor, time_limit=time_limit, progress=progress, sink=sink)
+                   executor=executor, time_limit=r.time_limit, progress=r.progress, sink=sink)
     finally:
         if handle is not None:
             handle.close()
@@ -521,9 +535,9 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         found = [] if count_only and kind != "topk" else \
             _lattice_patterns(pc, run.plan, d, fav, idx, scores, delta, divergences)
     found.sort(key=(lambda p: -p.divergence) if by_div else (lambda p: -p.abs_score))
-    return with_row_counts(
-        PatternSet(kind=kind, delta=delta, engine=name, complete=run.complete, count=count,
-                   patterns=[] if count_only else found, stats=_scan_stats(run)), pc, data)
+    return PatternSet(kind=kind, delta=delta, engine="dense", complete=run.complete,
+                      count=count, patterns=[] if count_only else found,
+                      stats=_scan_stats(run))
 
 
 def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
@@ -555,32 +569,79 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     min_support = _check_support(min_support)
     data = None if data is None else read_table(data)
     name = _engine(engine, pc, d, fav, sens, max_bytes)
-    if name == "search":
-        res = parallel_search(pc, d, fav, sens, float(delta), n_jobs=n_jobs, mode="first",
-                              time_limit=time_limit, progress=progress, options=search_options,
-                              executor=executor, min_support=min_support)
-        witness = (_search_patterns(pc, d, fav, res.patterns[:1], float(delta))[0]
-                   if res.patterns else None)
-        fair = False if witness is not None else (True if res.complete else None)
-        return with_row_counts(
-            Certificate(fair=fair, complete=res.complete or witness is not None,
-                        delta=float(delta), engine=name, witness=witness,
-                        max_abs_score=res.best if res.best > 0 else None,
-                        stats=_search_stats(res), max_abs_exact=False), pc, data)
-    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), k_top=1,
-                                              min_support=min_support),
-               max_bytes=max_bytes, n_jobs=n_jobs, executor=executor, time_limit=time_limit,
-               progress=progress)
+    request = _Request(pc, d, fav, sens, float(delta), time_limit, progress, n_jobs, executor,
+                       min_support, max_bytes, search_options)
+    return with_row_counts(ENGINES[name].certify(request), pc, data)
+
+
+def _search_certify(r: "_Request") -> Certificate:
+    """:func:`certify` by the branch-and-bound search (stops at the first witness)."""
+    pc, d, fav = r.pc, r.d, r.fav
+    res = parallel_search(pc, d, fav, r.sens, r.delta, n_jobs=r.n_jobs, mode="first",
+                          time_limit=r.time_limit, progress=r.progress,
+                          options=r.search_options, executor=r.executor,
+                          min_support=r.min_support)
+    witness = (_search_patterns(pc, d, fav, res.patterns[:1], r.delta)[0]
+               if res.patterns else None)
+    fair = False if witness is not None else (True if res.complete else None)
+    return Certificate(fair=fair, complete=res.complete or witness is not None,
+                       delta=r.delta, engine="search", witness=witness,
+                       max_abs_score=res.best if res.best > 0 else None,
+                       stats=_search_stats(res), max_abs_exact=False)
+
+
+def _dense_certify(r: "_Request") -> Certificate:
+    """:func:`certify` by the lattice engine."""
+    pc, d, fav = r.pc, r.d, r.fav
+    run = scan(pc, d, fav, r.sens, LatticeQuery(deltas=(r.delta,), k_top=1,
+                                                min_support=r.min_support),
+               max_bytes=r.max_bytes, n_jobs=r.n_jobs, executor=r.executor,
+               time_limit=r.time_limit, progress=r.progress)
     res = run.result
     found = int(res.counts[0]) > 0
     witness = (_lattice_patterns(pc, run.plan, d, fav, res.top[1][:1], res.top[2][:1],
-                                 float(delta))[0] if found else None)
+                                 r.delta)[0] if found else None)
     fair = False if found else (True if run.complete else None)
-    return with_row_counts(
-        Certificate(fair=fair, complete=run.complete or found, delta=float(delta),
-                    engine=name, witness=witness,
-                    max_abs_score=res.best if run.complete else None,
-                    stats=_scan_stats(run), max_abs_exact=run.complete), pc, data)
+    return Certificate(fair=fair, complete=run.complete or found, delta=r.delta,
+                       engine="dense", witness=witness,
+                       max_abs_score=res.best if run.complete else None,
+                       stats=_scan_stats(run), max_abs_exact=run.complete)
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What every engine is asked with: the resolved model and the run's settings."""
+
+    pc: Circuit
+    d: int
+    fav: int
+    sens: list
+    delta: float
+    time_limit: float | None
+    progress: bool | None
+    n_jobs: int
+    executor: object
+    min_support: float
+    max_bytes: int
+    search_options: SearchOptions
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An exact engine of :func:`find_patterns` and :func:`certify`: ``find(request, kind, k,
+    rank_by, count_only, out)`` returns a :class:`PatternSet`, ``certify(request)`` a
+    :class:`Certificate` (without row counts: the API adds them)."""
+
+    find: Callable
+    certify: Callable
+
+
+#: The exact engines by name (``engine=`` of :func:`find_patterns` and :func:`certify`;
+#: ``"auto"`` picks one, :func:`_engine`).
+ENGINES: dict[str, Engine] = {
+    "dense": Engine(find=_dense_find, certify=_dense_certify),
+    "search": Engine(find=_search_find, certify=_search_certify),
+}
 
 
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),

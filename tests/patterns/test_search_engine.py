@@ -213,3 +213,17 @@ def test_naive_bayes_bound_is_recognised_sound_and_tighter():
     bound = NaiveBayesBound.from_circuit(nb, 0, 1)
     box = bound.ranges({}, {}, [1, 2, 3, 4, 5], {1, 2})
     assert max(abs(r.delta) for r in records) <= NaiveBayesBound.bound(*box) + 1e-12
+
+
+def test_engine_registry_dispatches_both_exact_engines():
+    from pcfair.errors import OptionError
+    from pcfair.patterns.api import ENGINES
+
+    assert set(ENGINES) == {"dense", "search"}
+    pc = model("clt", 4, [2, 2, 2])
+    for name in ENGINES:
+        ps = find_patterns(pc, "x0", ["x1"], 0.01, kind="topk", k=3, engine=name)
+        cert = certify(pc, "x0", ["x1"], 0.01, engine=name)
+        assert ps.engine == name and cert.engine == name and ps.complete
+    with pytest.raises(OptionError, match="'dense', 'search'"):
+        certify(pc, "x0", ["x1"], 0.01, engine="lattice")
