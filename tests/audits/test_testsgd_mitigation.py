@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -103,6 +104,16 @@ def test_mitigation_reduces_the_score_of_the_planted_group(task):
     res = _check_mitigation(X, y, Xt, yt, model, planted_rule_set(X), [50, 500, 2000])
     # Every model is re-scored on the same sample streams, so the score falls steadily.
     assert res.steps["score"].is_monotonic_decreasing
+    # the shared result shape: the steps as the table, the headline numbers in the dict
+    d = res.to_dict()
+    assert res.to_frame().equals(res.steps) and len(d["rows"]) == len(res.steps)
+    assert d["score_after"] == res.after.score and d["n_added"] == res.n_added
+    assert repr(res).startswith("MitigationResult(method='testsgd'")
+    if importlib.util.find_spec("matplotlib") is not None:  # the plot extra
+        import matplotlib
+
+        matplotlib.use("Agg")
+        assert len(res.plot().get_lines()) == 3  # score, accuracy, the chosen setting
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pcfair.audits._result import AuditResult
 from pcfair.errors import DataError, SpecError
 
 from .rules import RuleSet
@@ -45,8 +46,8 @@ def default_schedule(n_rows: int, steps: int = 6) -> list[int]:
     return sorted({int(round(v)) for v in np.geomspace(lo, hi, num=steps)})
 
 
-@dataclass(frozen=True)
-class MitigationResult:
+@dataclass(frozen=True, repr=False)
+class MitigationResult(AuditResult):
     """Outcome of :func:`mitigate`.
 
     Attributes
@@ -84,6 +85,27 @@ class MitigationResult:
     model: Any
     predict: Callable[[Any], Any]
     steps: pd.DataFrame
+
+    method = "testsgd"
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per setting tried (a copy of :attr:`steps`)."""
+        return self.steps.copy()
+
+    def headline(self) -> dict:
+        return {"rule_set": self.rule_set.render(), "n_added": self.n_added,
+                "score_before": self.before.score, "score_after": self.after.score,
+                "accuracy_before": self.accuracy_before, "accuracy_after": self.accuracy_after}
+
+    def _plot(self, ax):
+        """The rule set's score and the accuracy against the number of added instances."""
+        ax.plot(self.steps["n_added"], self.steps["score"], "o-", label="score f")
+        ax.plot(self.steps["n_added"], self.steps["accuracy"], "s--", label="accuracy")
+        ax.axvline(self.n_added, color="0.5", lw=1, ls=":", label="chosen")
+        ax.set_xlabel("instances added")
+        ax.set_title(self.rule_set.render(), fontsize=9)
+        ax.legend(fontsize=8)
+        return ax
 
 
 def _as_predict(model: Any) -> Callable[[Any], Any]:
