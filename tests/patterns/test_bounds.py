@@ -414,6 +414,11 @@ def test_search_with_the_tree_bound_agrees_with_the_dense_engine(seed, n, zeros)
                          search_options=SearchOptions(bound="tree", seed_runs=0))
     np.testing.assert_allclose([p.abs_score for p in tree], [p.abs_score for p in dense],
                                atol=1e-9)
+    by_div = [find_patterns(pc, "x0", sens, 0.01, kind="topk", k=3, rank_by="divergence",
+                            engine=e, search_options=SearchOptions(bound="tree", seed_runs=0))
+              for e in ("dense", "search")]
+    np.testing.assert_allclose([p.divergence for p in by_div[1]],
+                               [p.divergence for p in by_div[0]], rtol=1e-7, atol=1e-12)
     top = dense[0].abs_score if len(dense) else 0.0
     for delta, fair in ((top + 1e-6, True), (max(top - 1e-6, 0.0), top <= 1e-6)):
         if delta >= 1:
