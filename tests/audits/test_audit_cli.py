@@ -99,6 +99,21 @@ def test_a_circuit_file_audits_the_binarized_compas_table(method, capsys):
         assert "Ethnic_Code_Text_ == 1" in out["spec"] and out["n_observed"] > 0
 
 
+@requires_data("compas_binerized.csv")
+def test_testsgd_draws_group_members_from_the_circuit_in_the_tables_codes(capsys):
+    data = SHARED_DATA / "compas_binerized.csv"
+    _, out = _run(capsys, ["audit", "testsgd", str(data), "--model", str(COMPAS_CLT),
+                           "--sensitive", "Sex_", "--outcome", "ScoreText_", "--sampler",
+                           "circuit", "--sample-thr", "200", "--error-thr", "0.1",
+                           "--format", "json"])
+    rows = {r["rule_set"]: r for r in out["rows"]}
+    assert set(rows) == {"Sex_=0", "Sex_=1"}  # the table's 0/1 codes, not the circuit's labels
+    assert all(r["sampler"] == "pc_conditional" for r in rows.values())
+    # the two rule sets estimate P(favourable | Sex_=1) from independent streams
+    a, b = rows["Sex_=1"], rows["Sex_=0"]
+    assert abs(a["p_group"] - b["p_rest"]) <= a["margin_group"] + b["margin_rest"]
+
+
 @requires_data("raw/compas-scores-two-years.csv")
 def test_a_circuit_file_audits_the_raw_compas_csv(tmp_path, capsys):
     from pcfair.datasets import fetch_file

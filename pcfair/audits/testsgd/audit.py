@@ -26,7 +26,7 @@ from .tabular_sampler import TabularPerturbationSampler
 from .text_sampler import TermReplacementSampler
 
 __all__ = ["audit", "score_rule_sets", "scores_to_frame", "flagged", "RESULT_COLUMNS",
-           "TestSGDResult"]
+           "TestSGDResult", "circuit_sampler"]
 
 #: Columns of the frame :func:`audit` returns, in order.
 RESULT_COLUMNS = (
@@ -178,6 +178,35 @@ def flagged(results: pd.DataFrame, xi: float, *, mode: str = "point") -> pd.Data
         raise SpecError(f"mode={mode!r} is not one of {list(FLAG_MODES)}")
     value = results["score"] if mode == "point" else results["score"] - results["margin"]
     return results[value > xi]
+
+
+def circuit_sampler(circuit, data: pd.DataFrame) -> PCConditionalSampler:
+    """A :class:`PCConditionalSampler` drawing the circuit's variables among ``data``'s
+    columns, in the data's representation: a column that holds the codes ``0..k-1`` of a
+    circuit variable whose values are labels (a binarized table beside a labelled circuit)
+    gets those codes back.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"sex": ["0 (Male)", "1 (Female)"], "d": [0, 1]})
+    >>> pc = b.build(b.product(b.categorical("sex", [0.5, 0.5]), b.categorical("d", [0.3, 0.7])))
+    >>> circuit_sampler(pc, pd.DataFrame({"sex": [0, 1]})).decoders
+    {'sex': {'0 (Male)': 0, '1 (Female)': 1}}
+    """
+    names = [str(n) for n in circuit.names]
+    columns = [c for c in data.columns if c in names]
+    decoders = {}
+    for c in columns:
+        domain = list(circuit.variables.domains[names.index(c)])
+        values = set(pd.unique(data[c].dropna()))
+        codes = set(range(len(domain)))
+        if values and not values & set(domain) and all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values) \
+                and values <= codes:
+            decoders[c] = {label: i for i, label in enumerate(domain)}
+    return PCConditionalSampler(circuit, columns=columns, decoders=decoders or None)
 
 
 class TestSGDResult(AuditResult):
@@ -372,8 +401,7 @@ def audit(
         if m.circuit is None:
             raise SpecError("sampler='circuit' needs a model with a circuit (a Circuit or a "
                             "fitted PCClassifier)")
-        sampler = PCConditionalSampler(
-            m.circuit, columns=[c for c in data.columns if c in set(map(str, m.circuit.names))])
+        sampler = circuit_sampler(m.circuit, data)
     if sampler is None:
         text = any(s.kind == "term_category" for s in specs)
         sampler = TermReplacementSampler() if text else TabularPerturbationSampler()

@@ -22,8 +22,7 @@ from pcfair.audits._cli import add_common, columns, emit, load_circuit, load_mod
 from pcfair.cli import finite_float, nonnegative_int, open_probability, positive_float, positive_int, probability
 from pcfair.errors import DataError, OptionError, SpecError
 
-from .audit import audit
-from .circuit_sampler import PCConditionalSampler
+from .audit import audit, circuit_sampler
 from .specs import SensitiveSpec
 from .scoring import INTERVALS
 
@@ -91,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
         circuit = load_circuit(args.circuit) if args.circuit else model.circuit
         if circuit is None:
             raise OptionError("--sampler circuit needs a circuit: a circuit --model or --circuit FILE")
-        names = {str(n) for n in circuit.names}
-        sampler = PCConditionalSampler(circuit, columns=[c for c in data.columns if c in names])
+        sampler = circuit_sampler(circuit, data)
     result = audit(
         data, model, sensitive=sensitive, favorable=model.favorable, sup_thr=args.sup_thr,
         sample_thr=args.sample_thr, error_thr=args.error_thr, confidence=args.confidence, bins=args.bins,
