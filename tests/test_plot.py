@@ -163,7 +163,7 @@ def cbs_data():
 def test_cbs_scores_from_a_table_and_from_results(cbs_data):
     from pcfair.audits.cbs import cbs_audit, conditional_bias_scan
 
-    table = cbs_audit(cbs_data, attributes=["g", "x"], outcome="y", prediction="p",
+    table = cbs_audit(cbs_data, sensitive=["g", "x"], outcome="y", prediction="p",
                       definition="fpr", n_permutations=9, random_state=0)
     ax = plot.cbs_scores(table, alpha=0.15)
     assert len(ax.patches) == len(table)

@@ -247,16 +247,16 @@ def test_cbs_audit_runs_every_protected_value_in_table4_layout():
     df = pd.DataFrame({"g": rng.integers(0, 2, n), "x": rng.integers(0, 3, n)})
     df["y"] = (rng.random(n) < 0.5).astype(int)
     df["p"] = np.clip(0.35 + 0.3 * df.y + 0.2 * ((df.g == 1) & (df.x == 0)), 0, 1)
-    table = cbs_audit(df, attributes=["g", "x"], outcome="y", prediction="p",
+    table = cbs_audit(df, sensitive=["g", "x"], outcome="y", prediction="p",
                       definition="fpr", n_permutations=0, random_state=0)
     assert list(table.columns) == TABLE4_COLUMNS
     assert table.score.is_monotonic_decreasing and (table.score > 0).all()
     assert table.iloc[0].protected == "g = 1" and table.iloc[0].detected == "g = 1 & x = 0"
-    full = cbs_audit(df, attributes=["g", "x"], outcome="y", prediction="p", definition="fpr",
+    full = cbs_audit(df, sensitive=["g", "x"], outcome="y", prediction="p", definition="fpr",
                      n_permutations=0, include_zero=True, random_state=0)
     assert len(full) == 5
     with pytest.raises(CBSOptionError, match="chooses covariates"):
-        cbs_audit(df, attributes=["g"], outcome="y", prediction="p", covariates=["x"])
+        cbs_audit(df, sensitive=["g"], outcome="y", prediction="p", covariates=["x"])
 
 
 def test_discretize_then_scan_a_continuous_covariate():

@@ -514,7 +514,7 @@ def _report(run: _Run, data: _AuditData, a, cfg: _Config, protected_label, null,
 def cbs_audit(
     df: pd.DataFrame,
     *,
-    attributes: Sequence[str],
+    sensitive: Sequence[str],
     outcome: str,
     prediction: str | None = None,
     model=None,
@@ -526,15 +526,15 @@ def cbs_audit(
 ) -> pd.DataFrame:
     """Run one scan per protected class value, in the layout of the paper's Table 4.
 
-    Each value v of each attribute in ``attributes`` defines in turn the protected class
+    Each value v of each attribute in ``sensitive`` defines in turn the protected class
     ``attribute == v``; the other attributes are the covariates (the attribute itself is left
     out, as the paper does).
 
     Parameters
     ----------
     df : pandas.DataFrame
-    attributes : sequence of str
-        Discrete attributes; each of their values is a protected class.
+    sensitive : sequence of str
+        Discrete sensitive attributes; each of their values is a protected class.
     outcome, prediction, model
         As in :func:`conditional_bias_scan`.
     protected_values : sequence of (attribute, value), optional
@@ -560,12 +560,12 @@ def cbs_audit(
     >>> df = pd.DataFrame({"g": rng.integers(0, 2, 1500), "x": rng.integers(0, 3, 1500)})
     >>> df["y"] = (rng.random(1500) < 0.5).astype(int)
     >>> df["p"] = np.clip(0.35 + 0.3 * df.y + 0.2 * ((df.g == 1) & (df.x == 0)), 0, 1)
-    >>> table = cbs_audit(df, attributes=["g", "x"], outcome="y", prediction="p",
+    >>> table = cbs_audit(df, sensitive=["g", "x"], outcome="y", prediction="p",
     ...     definition="fpr", n_permutations=0, random_state=0)
     >>> table.iloc[0][["protected", "detected"]].tolist()
     ['g = 1', 'g = 1 & x = 0']
     """
-    attributes = list(attributes)
+    attributes = list(sensitive)
     for k in ("protected", "covariates", "reference_covariates"):
         if k in scan_options:
             raise CBSOptionError(f"cbs_audit chooses {k} itself; do not pass it")
@@ -580,7 +580,7 @@ def cbs_audit(
         runs = [tuple(pv) for pv in protected_values]
         for attr, _ in runs:
             if attr not in attributes:
-                raise VariableError(f"protected attribute {attr!r} is not among the attributes")
+                raise VariableError(f"protected attribute {attr!r} is not among the sensitive ones")
     rng = np.random.default_rng(random_state)
     rows = []
     disable = None if progress is None else not progress
