@@ -19,9 +19,11 @@ Patterns may be given as a :class:`~pcfair.patterns.PatternSet`, a list of
 ``abs_score`` (or ``score``), such as :meth:`PatternSet.to_frame`. Large sets are drawn as a
 uniform random subsample of ``max_points`` grey points, and the legend says so.
 
-Audit ports: :func:`cbs_scores` and :func:`cbs_null_distribution` (Conditional Bias Scan),
-:func:`testsgd_scores` (TestSGD), :func:`group_estimates` (structured regression) and
-:func:`monitor_history` (AVOIR).
+Audit results draw themselves (``result.plot(ax=None)``, see :mod:`pcfair.audits`); the
+tables of two ports are drawn here, without importing the ports: :func:`cbs_scores` and
+:func:`cbs_null_distribution` (Conditional Bias Scan) and :func:`testsgd_scores` (TestSGD).
+Structured regression draws with :func:`pcfair.audits.structured_regression.plot_estimates`,
+AVOIR with :func:`pcfair.audits.avoir.plot_history`.
 """
 
 from __future__ import annotations
@@ -43,8 +45,6 @@ __all__ = [
     "cbs_null_distribution",
     "cbs_scores",
     "counts_by_delta",
-    "group_estimates",
-    "monitor_history",
     "pareto_front",
     "pattern_points",
     "score_vs_probability",
@@ -546,75 +546,3 @@ def testsgd_scores(results: pd.DataFrame, *, xi: float | None = None, mode: str 
     ax.set_xlabel("group fairness score f = |P(l | R) − P(l | not R)| ± margin")
     ax.set_title("TestSGD: rule sets by unfairness", fontsize=10)
     return ax
-
-
-def group_estimates(estimator_or_table, **kwargs) -> Axes:
-    """Per-group estimates with intervals, standard versus structured regression.
-
-    A front door to :func:`pcfair.audits.structured_regression.plot_estimates`; every keyword
-    (``level``, ``truth``, ``intervals``, ``B``, ``ylim``, ``ax``) is passed on.
-
-    Parameters
-    ----------
-    estimator_or_table : StructuredRegression or pandas.DataFrame
-        A fitted estimator, or a per-group table with columns ``n``, ``standard``,
-        ``structured`` and optionally the interval ends.
-    **kwargs
-        See :func:`~pcfair.audits.structured_regression.plot_estimates`.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
-    >>> groups = pd.DataFrame({"n": [80, 6, 30], "standard": [0.7, 0.9, 0.6],
-    ...                        "structured": [0.7, 0.75, 0.62]}, index=["F", "X", "M"])
-    >>> ax = group_estimates(groups, intervals=False)
-    >>> [tick.get_text() for tick in ax.get_xticklabels()]
-    ['X (n=6)', 'M (n=30)', 'F (n=80)']
-    """
-    _pyplot()
-    from pcfair.audits.structured_regression.plot import plot_estimates
-
-    return plot_estimates(estimator_or_table, **kwargs)
-
-
-def monitor_history(monitor, nodes=None, *, axes=None, log_x: bool = False) -> list:
-    """AVOIR monitoring: each term's estimate and ±ε band over the observed records.
-
-    A front door to :func:`pcfair.audits.avoir.plot_history`: one panel per node (by default
-    every comparison, with its threshold), the stopping time marked.
-
-    Parameters
-    ----------
-    monitor : Monitor
-        An AVOIR monitor with history (``keep_history=True``) that has seen data.
-    nodes : int, str or list, optional
-        Node indices, ids or texts (default: the comparisons).
-    axes : sequence of matplotlib Axes, optional
-        One per node.
-    log_x : bool, default False
-
-    Returns
-    -------
-    list of matplotlib.axes.Axes
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
-    >>> from pcfair.audits.avoir import Monitor
-    >>> monitor = Monitor("E[hired] > 0.4", delta=0.05)
-    >>> result = monitor.run(pd.DataFrame({"hired": [1, 0] * 200}))
-    >>> [ax.get_title() for ax in monitor_history(monitor, log_x=True)]
-    ['E[hired] > 0.4']
-    """
-    _pyplot()
-    from pcfair.audits.avoir.plot import plot_history
-
-    return plot_history(monitor, nodes, axes=axes, log_x=log_x)

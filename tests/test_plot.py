@@ -219,18 +219,21 @@ def test_testsgd_scores_flags_and_margins():
         plot.testsgd_scores(pd.DataFrame({"score": [0.1]}))
 
 
-def test_group_estimates_and_monitor_history_forward_to_the_ports():
-    from pcfair.audits.avoir import Monitor
+def test_structured_regression_and_avoir_draw_with_their_ports():
+    """pcfair.plot does not import the ports; their pictures live with them."""
+    from pcfair.audits.avoir import Monitor, plot_history
+    from pcfair.audits.structured_regression import plot_estimates
 
     table = pd.DataFrame({"n": [50, 5], "standard": [0.4, 0.2], "structured": [0.4, 0.3],
                           "lower": [0.3, 0.1], "upper": [0.5, 0.5]}, index=["b", "a"])
-    ax = plot.group_estimates(table)
+    ax = plot_estimates(table)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a (n=5)", "b (n=50)"]
     m = Monitor('E[r | g == "a"] - E[r | g == "b"] < 0.5')
     _ = m.run(pd.DataFrame({"r": [1, 0, 1, 1] * 200, "g": ["a", "b"] * 400}))
-    axes = plot.monitor_history(m)
+    axes = plot_history(m)
     assert len(axes) == 1 and axes[0].get_title() == 'E[r | g == "a"] - E[r | g == "b"] < 0.5'
     assert next(ln.get_label() for ln in axes[0].get_lines()) == "estimate"
+    assert not hasattr(plot, "group_estimates") and not hasattr(plot, "monitor_history")
 
 
 def test_nothing_is_shown_or_saved(compas, tmp_path, monkeypatch):
@@ -252,8 +255,10 @@ def test_missing_matplotlib_names_the_plot_extra(compas, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'pcfair\[plot\]'") as err:
         plot.pareto_front(ps["all"])
     assert isinstance(err.value, pcfair.PCFairError)
+    from pcfair.audits.structured_regression import plot_estimates
+
     with pytest.raises(ImportError, match="plot"):
-        plot.group_estimates(pd.DataFrame({"n": [1], "standard": [0.1], "structured": [0.1]}))
+        plot_estimates(pd.DataFrame({"n": [1], "standard": [0.1], "structured": [0.1]}))
 
 
 def test_pcfair_plot_is_lazy_and_importing_it_does_not_import_pyplot():

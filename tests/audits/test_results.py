@@ -90,3 +90,20 @@ def test_json_helpers_make_plain_values():
         "a": 2, "b": None, "c": [1.5, None], "d": [True, None], "3": None}
     assert json_records(pd.DataFrame({"a": [1, 2], "b": [np.nan, "x"]})) == [
         {"a": 1, "b": None}, {"a": 2, "b": "x"}]
+
+
+def test_pcfair_plot_draws_the_audit_tables_without_importing_the_ports():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, matplotlib; matplotlib.use('Agg'); import pandas as pd\n"
+        "from pcfair import plot\n"
+        "plot.cbs_scores(pd.DataFrame({'detected': ['a'], 'score': [1.0]}))\n"
+        "plot.testsgd_scores(pd.DataFrame({'rule_set': ['r'], 'score': [0.2], "
+        "'margin': [0.05]}), xi=0.1)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pcfair.audits')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
