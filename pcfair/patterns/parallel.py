@@ -91,7 +91,7 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     workers = resolve_n_jobs(n_jobs) if executor is None else 2
     from pcfair.patterns.naive_bayes_search import NB_MODES, NaiveBayesTables
 
-    if (mode in NB_MODES and options.naive_bayes_bound
+    if (mode in NB_MODES and options.naive_bayes_bound and options.bound in ("auto", "naive_bayes")
             and NaiveBayesTables.from_circuit(circuit, d, fav) is not None):
         # the compiled naive-Bayes search takes less time than starting workers
         return search(circuit, d, fav, sensitive, delta, time_limit=time_limit,
