@@ -417,8 +417,10 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     progress : bool, optional
         Show a progress counter for long searches (default: when stderr is a terminal).
     search_options : SearchOptions
-        The search engine's improvements (ordering, shared bounds, best-first); the
-        defaults are all on, :data:`pcfair.patterns.search.PAPER` is the paper's search.
+        The search engine's improvements (ordering, shared bounds, best-first) and its
+        pruning bound (``bound``: by default the tightest that applies, naive Bayes, tree or
+        quotient, :mod:`pcfair.patterns.bounds`); the defaults are all on,
+        :data:`pcfair.patterns.search.PAPER` is the paper's search.
     n_jobs : int, default 1
         Local processes for either engine (``-1``: every core): the lattice's chunks or the
         search's shares; pays for runs longer than a few seconds. ``time_limit`` still counts
