@@ -3,8 +3,8 @@ lattice.
 
 Layout. The pattern lattice has one axis per feature (states: absent, each value in ``y`` and,
 for a sensitive feature, each value in ``x``); patterns are numbered by their C-order index
-over the features in the circuit's order (the numbering of :class:`pcfair.patterns.dense.
-Lattice`). The non-sensitive features are walked depth first; the sensitive ones and the
+over the features in the circuit's order (:attr:`LatticePlan.shape`; the states of
+:mod:`pcfair.patterns.dense`). The non-sensitive features are walked depth first; the sensitive ones and the
 decision form a small table at each step of the walk:
 
 - a **chunk** fixes the states of the first ``p`` non-sensitive features (its *prefix*). Its
@@ -597,8 +597,10 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
                 f"({need:,} bytes), over the budget of {max_bytes / 2**20:,.0f} MiB: raise "
                 "max_bytes; counts, top-k, Pareto fronts and certification stream in bounded "
                 "memory whatever the model")
-        bits = np.zeros(plan.num_points, summary_word(len(query.deltas)))
-        grid = bits.reshape(plan.shape)
+        # one chunk: its part is the whole bitmap (no copy)
+        bits = None if plan.prefix == 0 else np.zeros(plan.num_points,
+                                                       summary_word(len(query.deltas)))
+        grid = None if bits is None else bits.reshape(plan.shape)
     picked = None if query.points is None else np.full(len(query.points), np.nan)
     chunks = plan.chunks()
     results: list[ChunkResult] = []
@@ -610,13 +612,16 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     sub_shape = [n for v, n in zip(plan.features, plan.shape) if v not in fixed]
 
     def collect(index: int, part: ChunkResult | None) -> None:
+        nonlocal bits
         if part is None:  # the chunk met the deadline
             return
-        if part.bits is not None:  # its disjoint part of the bitmap
+        if part.bits is not None and grid is None:
+            bits = part.bits
+        elif part.bits is not None:  # its disjoint part of the bitmap
             where = tuple(chunks[index][fixed[v]] if v in fixed else slice(None)
                           for v in plan.features)
             grid[where] = part.bits.reshape(sub_shape)
-            part.bits = None
+        part.bits = None
         if part.picked is not None:
             found = ~np.isnan(part.picked)
             picked[found] = part.picked[found]
@@ -629,6 +634,8 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     run = map_chunks(scan_chunk, tasks, collect, executor=executor, n_jobs=n_jobs,
                      time_limit=time_limit, progress=progress, desc="lattice chunks")
     complete = run.complete and len(results) == len(chunks)
+    if query.summaries and bits is None:  # the one chunk met the deadline: nothing known
+        bits = np.zeros(plan.num_points, summary_word(len(query.deltas)))
     merged = merge(results, query)
     stats = {"lattice_points": plan.num_points, "defined_patterns": merged.defined,
              "chunks": len(chunks),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +24,8 @@ from pcfair.patterns.lattice import (
     summary_counts,
     summary_patterns,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def brute_summaries(states: np.ndarray, cards: list[int], member: np.ndarray,
@@ -155,3 +158,12 @@ def test_summaries_with_min_support_match_the_oracle(seed, cards, delta, support
                  tuple(sorted((int(k[1:]), int(v)) for k, v in p.y.items()))) for p in got}
         assert keys == {arrays.keys[i] for i in np.flatnonzero(masks[kind])}, kind
         assert all(abs(p.score) > delta + 1e-12 for p in got)
+
+
+def test_a_time_limit_gives_incomplete_summaries():
+    pc = pcfair.load(ROOT / "circuits" / "compas_clt.json")
+    sens = ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
+    for budget in (5 << 20, 1 << 30):  # several chunks, one chunk
+        ps = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, kind="minimal", engine="dense",
+                                  time_limit=1e-9, max_bytes=budget)
+        assert not ps.complete
