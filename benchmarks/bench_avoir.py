@@ -64,7 +64,7 @@ def stop_times(case, seeds, n):
     for seed in seeds:
         df = make_stream(seed, n, p_a, mu)
         for split in out:
-            res = Monitor(text, delta=delta, split=split).run(df)
+            res = Monitor(text, failure_prob=delta, split=split).run(df)
             out[split].append(np.nan if res.stop is None else res.stop)
     return out
 
@@ -75,7 +75,7 @@ def throughput(n: int) -> list[dict]:
     rows = []
     for split in ("optimized", "equal"):
         for chunk in (n, 1000):
-            m = Monitor(text, delta=delta, split=split, keep_history=False)
+            m = Monitor(text, failure_prob=delta, split=split, keep_history=False)
             start = time.perf_counter()
             for i in range(0, n, chunk):
                 m.update(df.iloc[i:i + chunk])
@@ -87,7 +87,7 @@ def throughput(n: int) -> list[dict]:
     records = df.iloc[:n_calls][["g", "a"]].to_numpy()
     outputs = df.iloc[:n_calls]["r"].to_numpy()
     for split in ("optimized", "equal"):
-        @spec(text, delta=delta, split=split, keep_history=False)
+        @spec(text, failure_prob=delta, split=split, keep_history=False)
         def decide(g, a, _i):
             return int(outputs[_i])
 

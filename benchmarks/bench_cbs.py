@@ -26,12 +26,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from pcfair.audits.cbs import (
-    SubsetScanner,
-    compas_like_covariates,
-    conditional_bias_scan,
-    make_semisynthetic,
-)
+from pcfair.audits.cbs import conditional_bias_scan
+from pcfair.audits.cbs.search import SubsetScanner
+from pcfair.audits.cbs.synthetic import compas_like_covariates, make_semisynthetic
 
 
 def scan_inputs(n: int, seed: int = 0):

@@ -25,13 +25,13 @@ import numpy as np
 import pandas as pd
 
 from pcfair.audits.structured_regression import (
-    StructuredRegression,
-    add_semi_synthetic_output,
-    gof_table,
-    make_diabetes_like_population,
     stratified_draw,
+    StructuredRegression,
     true_group_metric,
 )
+from pcfair.audits.structured_regression.gof import gof_table
+from pcfair.audits.structured_regression.populations import make_diabetes_like_population
+from pcfair.audits.structured_regression.semi_synthetic import add_semi_synthetic_output
 from pcfair.audits.structured_regression.evaluation import prepare_evaluation
 
 SENS = ["race", "age", "gender"]

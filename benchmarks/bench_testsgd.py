@@ -31,14 +31,12 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from pcfair.audits.testsgd import (
-    SkippedRuleSetWarning,
-    TabularPerturbationSampler,
-    audit,
-    frequent_rule_sets,
-    resolve_specs,
-    sequential_group_fairness_score,
-)
+from pcfair.audits.testsgd import audit
+from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
+from pcfair.audits.testsgd.errors import SkippedRuleSetWarning
+from pcfair.audits.testsgd.mining import frequent_rule_sets
+from pcfair.audits.testsgd.scoring import sequential_group_fairness_score
+from pcfair.audits.testsgd.specs import resolve_specs
 
 ADULT_COLUMNS = [
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",

@@ -514,7 +514,8 @@ def testsgd_scores(results: pd.DataFrame, *, xi: float | None = None, mode: str 
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> from pcfair.audits.testsgd import score_from_counts, scores_to_frame
+    >>> from pcfair.audits.testsgd.audit import scores_to_frame
+    >>> from pcfair.audits.testsgd.scoring import score_from_counts
     >>> res = scores_to_frame([score_from_counts(283, 91, 1000)])
     >>> ax = testsgd_scores(res, xi=0.15)
     >>> len(ax.patches), ax.get_lines()[-1].get_label()

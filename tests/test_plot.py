@@ -221,8 +221,9 @@ def test_testsgd_scores_flags_and_margins():
 
 def test_structured_regression_and_avoir_draw_with_their_ports():
     """pcfair.plot does not import the ports; their pictures live with them."""
-    from pcfair.audits.avoir import Monitor, plot_history
-    from pcfair.audits.structured_regression import plot_estimates
+    from pcfair.audits.avoir import Monitor
+    from pcfair.audits.avoir.plot import plot_history
+    from pcfair.audits.structured_regression.plot import plot_estimates
 
     table = pd.DataFrame({"n": [50, 5], "standard": [0.4, 0.2], "structured": [0.4, 0.3],
                           "lower": [0.3, 0.1], "upper": [0.5, 0.5]}, index=["b", "a"])
@@ -255,7 +256,7 @@ def test_missing_matplotlib_names_the_plot_extra(compas, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'pcfair\[plot\]'") as err:
         plot.pareto_front(ps["all"])
     assert isinstance(err.value, pcfair.PCFairError)
-    from pcfair.audits.structured_regression import plot_estimates
+    from pcfair.audits.structured_regression.plot import plot_estimates
 
     with pytest.raises(ImportError, match="plot"):
         plot_estimates(pd.DataFrame({"n": [1], "standard": [0.1], "structured": [0.1]}))

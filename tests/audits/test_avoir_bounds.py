@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcfair.audits.avoir import (
-    AdaptiveHoeffding,
-    Hoeffding,
-    Monitor,
-    MonitorSettingError,
+from pcfair.audits.avoir import Monitor
+from pcfair.audits.avoir.bounds import (
     adaptive_hoeffding_delta,
     adaptive_hoeffding_epsilon,
+    AdaptiveHoeffding,
+    Hoeffding,
 )
+from pcfair.audits.avoir.errors import MonitorSettingError
 from pcfair.audits.avoir.bounds import get_bound
 from pcfair.errors import SpecError
 

@@ -38,7 +38,7 @@ def compas():
 
 
 def _run(spec, data, delta, split, **kw):
-    m = Monitor(spec, delta=delta, split=split)
+    m = Monitor(spec, failure_prob=delta, split=split)
     return m, m.run(data, **kw)
 
 
@@ -65,7 +65,7 @@ def test_adult_refined_optimized_certifies_at_870(adult):
                                atol=1e-4)
     conjuncts = [res.allocation[:2].sum(), res.allocation[2:].sum()]
     np.testing.assert_allclose(conjuncts, [0.134769, 0.000360], atol=1e-4)
-    assert res.delta == pytest.approx(sum(conjuncts)) and res.delta <= 0.15
+    assert res.failure_prob == pytest.approx(sum(conjuncts)) and res.failure_prob <= 0.15
     assert res.leaves["n"].tolist() == [586, 284, 656, 214]
 
 

@@ -12,16 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcfair.audits.avoir import (
-    E,
-    Monitor,
-    SpecSyntaxError,
-    Var,
-    adaptive_hoeffding_epsilon,
-    parse_expression,
-    parse_spec,
-    parse_term,
-)
+from pcfair.audits.avoir import E, Monitor, parse_spec, SpecSyntaxError, Var
+from pcfair.audits.avoir.ast import parse_expression, parse_term
+from pcfair.audits.avoir.bounds import adaptive_hoeffding_epsilon
 from pcfair.errors import DataError, SpecError, VariableError
 
 r, sex, race, x = Var("r"), Var("sex"), Var("race"), Var("x")
@@ -153,7 +146,7 @@ def test_a_leaf_whose_condition_never_held_makes_no_claim():
     m = Monitor("E[r | g == 1] > 0.5", optimize_every=1)
     leaf = m.update(pd.DataFrame({"r": [1, 0, 1], "g": [0, 0, 0]})).leaves.iloc[0]
     assert leaf["n"] == 0 and np.isnan(leaf["value"])
-    assert leaf["epsilon"] == np.inf and leaf["delta"] == 1.0
+    assert leaf["epsilon"] == np.inf and leaf["failure_prob"] == 1.0
     assert m.result().verdict is None
 
 

@@ -11,18 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pcfair.cli
-from pcfair.audits.avoir import (
-    E,
-    Monitor,
-    MonitorSettingError,
-    Var,
-    circuit_stream,
-    export_tree,
-    monitor_model,
-    plot_history,
-    spec,
-    to_json,
-)
+from pcfair.audits.avoir import circuit_stream, E, Monitor, monitor_model, spec, Var
+from pcfair.audits.avoir.errors import MonitorSettingError
+from pcfair.audits.avoir.export import export_tree, to_json
+from pcfair.audits.avoir.plot import plot_history
 from pcfair.errors import DataError, VariableError
 
 DIFF = "E[r | g == 1] - E[r | g == 0] < 0.1"
@@ -36,8 +28,8 @@ def _stream(seed: int, n: int, p_a: float = 0.83, mu_a: float = 0.8, mu_b: float
 
 
 def _state(res):
-    return (res.verdict, res.stop, round(res.delta, 12), res.n_observed, res.n_checks,
-            res.terms[["value", "epsilon", "delta"]].round(12).to_numpy().tolist())
+    return (res.verdict, res.stop, round(res.failure_prob, 12), res.n_observed, res.n_checks,
+            res.terms[["value", "epsilon", "failure_prob"]].round(12).to_numpy().tolist())
 
 
 @settings(max_examples=25, deadline=None)
@@ -69,7 +61,7 @@ def test_run_stops_at_the_verdict_and_can_continue():
     res = Monitor(DIFF).run(df)
     assert res.verdict is False and res.stop is not None
     assert res.n_observed == res.stop and res.stop % 5 == 0
-    assert res.delta <= 0.1 and res.holds is False
+    assert res.failure_prob <= 0.1 and res.holds is False
     go_on = Monitor(DIFF)
     full = go_on.run(df, until_verdict=False)
     assert full.stop == res.stop and full.n_observed == len(df)
@@ -93,9 +85,9 @@ def test_stop_matches_the_first_check_decided_by_the_equal_split():
     assert root[root["n_observed"] < res.stop]["charged"].min() > 0.1
     # before the verdict the display bands use δ_i = Δ per leaf
     before = h[(h["n_observed"] < res.stop) & (h["type"] == "Expectation")]
-    assert np.allclose(before["delta"], 0.1)
+    assert np.allclose(before["failure_prob"], 0.1)
     after = h[(h["n_observed"] >= res.stop) & (h["type"] == "Expectation")]
-    assert np.allclose(after["delta"], 0.05)
+    assert np.allclose(after["failure_prob"], 0.05)
 
 
 def test_result_tables_and_summary():
@@ -155,11 +147,11 @@ def test_reset_forgets_everything():
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"delta": 0}, "must lie in"),
-    ({"delta": 1.2}, "must lie in"),
+    ({"failure_prob": 0}, "must lie in"),
+    ({"failure_prob": 1.2}, "must lie in"),
     ({"split": "vf"}, "split must be one of"),
     ({"optimize_every": 0}, "optimize_every must be a positive integer"),
-    ({"delta_charge": "some"}, "delta_charge"),
+    ({"failure_charge": "some"}, "failure_charge"),
 ])
 def test_bad_settings(kwargs, message):
     with pytest.raises(MonitorSettingError, match=message):
@@ -176,7 +168,7 @@ def test_bad_records():
 def test_decorator_monitors_each_call():
     psi = "E[r | sex == 'F'] / E[r | sex == 'M'] > 0.5"
 
-    @spec(psi, delta=0.1)
+    @spec(psi, failure_prob=0.1)
     def hire(sex, score, *, bonus=0.0):
         return int(score + bonus > 0.5)
 
@@ -193,7 +185,7 @@ def test_decorator_monitors_each_call():
     frame = pd.DataFrame(calls, columns=["sex", "score"])
     frame["bonus"] = 0.0
     frame["r"] = (frame["score"] > 0.5).astype(int)
-    direct = Monitor(psi, delta=0.1).run(frame)
+    direct = Monitor(psi, failure_prob=0.1).run(frame)
     assert (direct.verdict, direct.stop) == (res.verdict, res.stop)
 
 
@@ -212,7 +204,7 @@ def test_batched_decorator_and_monitor_model():
         def predict(self, frame):
             return frame["s"].to_numpy()
 
-    res = monitor_model(Model(), X, "E[r | s == 1] - E[r | s == 0] < 0.3", delta=0.05)
+    res = monitor_model(Model(), X, "E[r | s == 1] - E[r | s == 0] < 0.3", failure_prob=0.05)
     assert res.verdict is False and res.stop < 2000
     res = monitor_model(lambda frame: np.ones(len(frame)), X, "E[r | s == 1] > 0.5")
     assert res.verdict is True
@@ -256,7 +248,7 @@ def test_circuit_stream_monitoring_with_known_truth():
                             random_state=1)
     psi = (E(Var("y"), given=Var("s") == 1) - E(Var("y"), given=Var("s") == 0) > 0.1) & \
           (E(Var("r"), given=Var("s") == 1) - E(Var("r"), given=Var("s") == 0) > 0.3)
-    res = Monitor(psi, delta=0.05).run(stream)
+    res = Monitor(psi, failure_prob=0.05).run(stream)
     assert seen["columns"] == ["s", "x"]  # the decision variable is hidden from the model
     assert res.verdict is True  # truths: 0.33 > 0.1 and 0.4 > 0.3
     assert res.stop is not None and res.stop < 20_000

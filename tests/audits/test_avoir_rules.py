@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcfair.audits.avoir import Claim, allocate, compare, kleene_and, kleene_or, parse_spec
+from pcfair.audits.avoir import parse_spec
+from pcfair.audits.avoir.opt import allocate
+from pcfair.audits.avoir.rules import Claim, compare, kleene_and, kleene_or
 from pcfair.audits.avoir._program import Program
 from pcfair.audits.avoir.bounds import AdaptiveHoeffding
 from pcfair.audits.avoir.rules import FALSE, TRUE, UNDETERMINED, compare_arrays, propagate
@@ -168,7 +170,7 @@ def test_or_with_one_true_branch_is_decided_whatever_the_other():
     text = "(E[a] > 0.5) | (E[b] > 0.9)"
     _, ev = _evaluate(text, [0.9, 0.5], [5000, 3], [0.05, 0.05])
     assert int(ev.root_truth[0]) == 1 and ev.root_charged[0] == pytest.approx(0.05)
-    a = allocate(text, [0.9, 0.5], [5000, 3], delta=0.1)
+    a = allocate(text, [0.9, 0.5], [5000, 3], failure_prob=0.1)
     assert a.verdict is True
 
 

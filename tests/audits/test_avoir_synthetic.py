@@ -29,7 +29,7 @@ def stop_times(spec, delta, seeds, n, params):
     for seed in seeds:
         df = stream(seed, n, *params)
         for split in out:
-            res = Monitor(spec, delta=delta, split=split).run(df)
+            res = Monitor(spec, failure_prob=delta, split=split).run(df)
             out[split].append((res.verdict, res.stop))
     return out
 
@@ -69,7 +69,7 @@ def _boundary_verdicts(seeds, n):
     for seed in seeds:
         df = stream(seed, n, 0.5, 0.8, 0.7)  # the true difference equals c = 0.1
         for split in ("optimized", "equal"):
-            res = Monitor(DIFF, delta=0.1, split=split).run(df)
+            res = Monitor(DIFF, failure_prob=0.1, split=split).run(df)
             wrong += res.verdict is True
             undecided += res.verdict is None
     return wrong, undecided
@@ -93,7 +93,7 @@ def _compound_coverage(spec, truth, node, seeds, n, params, delta):
     misses = 0
     total_delta = None
     for seed in seeds:
-        m = Monitor(spec + " | (E[r | g == 7] > 0.5)", delta=delta, split="equal")
+        m = Monitor(spec + " | (E[r | g == 7] > 0.5)", failure_prob=delta, split="equal")
         m.run(stream(seed, n, *params))  # "F or undetermined": never decided
         assert m.result().verdict is None
         t, ev, _ = m.history_arrays()
@@ -122,7 +122,7 @@ def test_after_stopping_the_allocation_is_frozen_and_the_verdict_holds():
     flips = 0
     seeds = range(40)
     for seed in seeds:
-        m = Monitor(DIFF, delta=0.1)
+        m = Monitor(DIFF, failure_prob=0.1)
         res = m.run(stream(seed, 8000, 0.83, 0.8, 0.5), until_verdict=False)
         assert res.verdict is False
         t, ev, counts = m.history_arrays()

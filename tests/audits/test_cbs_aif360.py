@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pcfair.audits.cbs import SubsetScanner
+from pcfair.audits.cbs.search import SubsetScanner
 
 if os.environ.get("CI", "").lower() == "true":
     mdss = importlib.import_module("aif360.detectors.mdss.MDSS")

@@ -11,20 +11,18 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from pcfair.audits.cbs import (
-    DEFINITIONS,
-    TABLE4_COLUMNS,
-    CBSOptionError,
-    FairnessDefinition,
     cbs_audit,
-    circuit_propensity,
-    compas_like_covariates,
+    CBSOptionError,
     conditional_bias_scan,
+    DEFINITIONS,
     discretize,
-    estimate_expectations,
-    make_semisynthetic,
-    resolve_definition,
     subgroup_mask,
 )
+from pcfair.audits.cbs.audit import TABLE4_COLUMNS
+from pcfair.audits.cbs.definitions import FairnessDefinition, resolve_definition
+from pcfair.audits.cbs.expectations import estimate_expectations
+from pcfair.audits.cbs.models import circuit_propensity
+from pcfair.audits.cbs.synthetic import compas_like_covariates, make_semisynthetic
 from pcfair.errors import DataError, PCFairError, VariableError
 
 COV = ["sex", "age", "charge", "priors"]

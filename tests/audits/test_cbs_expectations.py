@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from pcfair.audits.cbs import CBSOptionError, estimate_expectations
+from pcfair.audits.cbs import CBSOptionError
+from pcfair.audits.cbs.expectations import estimate_expectations
 from pcfair.audits.cbs._logistic import fit_logistic
 from pcfair.audits.cbs.expectations import one_hot
 from pcfair.errors import DataError

@@ -5,13 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pcfair.audits.cbs import (
-    CBSOptionError,
-    compas_like_covariates,
-    conditional_bias_scan,
-    make_semisynthetic,
-    permutation_pvalue,
-)
+from pcfair.audits.cbs import CBSOptionError, conditional_bias_scan
+from pcfair.audits.cbs.permutation import permutation_pvalue
+from pcfair.audits.cbs.synthetic import compas_like_covariates, make_semisynthetic
 from pcfair.audits.cbs.permutation import resolve_n_jobs, run_permutations
 
 SEP_PROB = dict(family="separation", predictions="probabilities", direction="positive")

@@ -8,12 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cbs_oracle import bernoulli_F
 
-from pcfair.audits.cbs import (
-    BernoulliScore,
-    CBSOptionError,
-    GaussianLogitShiftScore,
-    score_subgroup,
-)
+from pcfair.audits.cbs import CBSOptionError
+from pcfair.audits.cbs.scoring import BernoulliScore, GaussianLogitShiftScore
+from pcfair.audits.cbs.search import score_subgroup
 from pcfair.errors import DataError
 
 TOL = 1e-5

@@ -17,14 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cbs_oracle import brute_force_scan, brute_force_step, subgroup_score
 
-from pcfair.audits.cbs import (
-    CBSOptionError,
-    SubsetScanner,
-    coordinate_step,
-    jaccard,
-    scan,
-    score_subgroup,
-)
+from pcfair.audits.cbs import CBSOptionError
+from pcfair.audits.cbs.search import coordinate_step, scan, score_subgroup, SubsetScanner
+from pcfair.audits.cbs.synthetic import jaccard
 from pcfair.errors import DataError, VariableError
 
 KINDS = ("bernoulli", "gaussian")
@@ -218,7 +213,7 @@ def test_planted_subgroup_recovered_exactly_with_and_without_penalty(planted_300
 _NO_JIT_SCRIPT = textwrap.dedent(
     """
     import json, numpy as np, pandas as pd
-    from pcfair.audits.cbs import SubsetScanner
+    from pcfair.audits.cbs.search import SubsetScanner
     rng = np.random.default_rng(11)
     n = 150
     X = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 4, n)})

@@ -7,14 +7,8 @@ import pandas as pd
 import pytest
 from conftest import SHARED_DATA, requires_shared
 
-from pcfair.audits.cbs import (
-    CBSOptionError,
-    compas_like_covariates,
-    conditional_bias_scan,
-    jaccard,
-    make_semisynthetic,
-    subgroup_mask,
-)
+from pcfair.audits.cbs import CBSOptionError, conditional_bias_scan, subgroup_mask
+from pcfair.audits.cbs.synthetic import compas_like_covariates, jaccard, make_semisynthetic
 from pcfair.errors import DataError
 
 SCANS = {

@@ -104,7 +104,7 @@ def test_avoir_results_are_identical(forms):
     spec = "E[r | s == 1] - E[r | s == 0] > 0.1"
     out = {}
     for name, (kw, df) in forms.items():
-        res = monitor_model(kw["model"], df.drop(columns=["y"]), spec, outcome="y", delta=0.1)
+        res = monitor_model(kw["model"], df.drop(columns=["y"]), spec, outcome="y", failure_prob=0.1)
         out[name] = res.to_dict()
     assert out["circuit"]["n_observed"] > 0
     for name in out:

@@ -44,7 +44,7 @@ def _results(df):
                 sensitive=["g"], sample_thr=100, random_state=0)
     sr = StructuredRegression(["g", "x"], outcome="y", output="r", n_boot_var=20,
                               n_splits=3).fit(df, "acc").result_
-    mon = Monitor("E[r | g == 1] - E[r | g == 0] > 0.05", delta=0.1).run(df)
+    mon = Monitor("E[r | g == 1] - E[r | g == 0] > 0.05", failure_prob=0.1).run(df)
     return {"CBSResult": scan, "CBSResult+perm": tested, "CBSScans": scans,
             "TestSGDResult": sgd, "SRResult": sr, "MonitorResult": mon}
 

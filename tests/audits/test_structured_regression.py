@@ -18,17 +18,15 @@ from scipy.stats import f as f_dist
 from scipy.stats import f_oneway
 from sklearn.metrics import roc_auc_score
 
-from pcfair.audits.structured_regression import (
-    StructuredRegression,
+from pcfair.audits.structured_regression import gof_test, group_metric, StructuredRegression
+from pcfair.audits.structured_regression.baselines import (
     empirical_bayes,
-    gof_test,
-    group_metric,
     james_stein_bock,
-    make_diabetes_like_population,
-    nested_f_test,
     pooled_estimate,
-    pooled_variance,
 )
+from pcfair.audits.structured_regression.gof import nested_f_test
+from pcfair.audits.structured_regression.populations import make_diabetes_like_population
+from pcfair.audits.structured_regression.variance import pooled_variance
 from pcfair.audits.structured_regression import _kernels
 from pcfair.audits.structured_regression.evaluation import prepare_evaluation
 from pcfair.audits.structured_regression.features import FeatureSpace, Term, group_means

@@ -14,15 +14,14 @@ from conftest import SHARED_DATA, requires_shared
 
 import pcfair.audits.structured_regression as sr_pkg
 import pcfair.cli
-from pcfair.audits.structured_regression import (
-    StructuredRegression,
-    add_semi_synthetic_output,
+from pcfair.audits.structured_regression import StructuredRegression, true_group_metric
+from pcfair.audits.structured_regression.plot import plot_estimates
+from pcfair.audits.structured_regression.populations import (
     make_diabetes_like_population,
-    plot_estimates,
     sample_population,
     stratified_sample,
-    true_group_metric,
 )
+from pcfair.audits.structured_regression.semi_synthetic import add_semi_synthetic_output
 from pcfair.audits.structured_regression.semi_synthetic import semi_synthetic_means
 from pcfair.errors import OptionError, DataError, PCFairError, SpecError
 

@@ -11,19 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pcfair.audits.testsgd import (
-    DIXON_TERMS,
-    RESULT_COLUMNS,
-    CategoricalRule,
-    RangeRule,
-    RuleSet,
-    SkippedRuleSetWarning,
-    TabularPerturbationSampler,
-    audit,
-    flagged,
-    resolve_specs,
-    score_rule_sets,
-)
+from pcfair.audits.testsgd import audit, RuleSet
+from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
+from pcfair.audits.testsgd.audit import flagged, RESULT_COLUMNS, score_rule_sets
+from pcfair.audits.testsgd.errors import SkippedRuleSetWarning
+from pcfair.audits.testsgd.rules import CategoricalRule, RangeRule
+from pcfair.audits.testsgd.specs import resolve_specs
+from pcfair.audits.testsgd.terms import DIXON_TERMS
 from pcfair.cli import main
 
 SENS = {"gender": "categorical", "race": "categorical", "age": (0, 100)}

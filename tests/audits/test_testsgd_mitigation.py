@@ -13,16 +13,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
-from pcfair.audits.testsgd import (
-    CategoricalRule,
-    RangeRule,
-    RuleSet,
-    SkippedRuleSetWarning,
-    audit,
-    default_schedule,
-    mitigate,
-    resolve_specs,
-)
+from pcfair.audits.testsgd import audit, mitigate, RuleSet
+from pcfair.audits.testsgd.errors import SkippedRuleSetWarning
+from pcfair.audits.testsgd.mitigation import default_schedule
+from pcfair.audits.testsgd.rules import CategoricalRule, RangeRule
+from pcfair.audits.testsgd.specs import resolve_specs
 from pcfair.errors import SpecError
 
 SENS = {"gender": "categorical", "race": "categorical", "age": (0, 100)}

@@ -10,20 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcfair.audits.testsgd import (
-    DIXON_TERMS,
-    CategoricalRule,
-    RangeRule,
-    RuleSet,
-    RuleSetError,
-    SensitiveSpec,
-    TermMatcher,
-    TermRule,
+from pcfair.audits.testsgd import RuleSet
+from pcfair.audits.testsgd.errors import RuleSetError
+from pcfair.audits.testsgd.mining import (
     frequent_rule_sets,
     num_candidate_rule_sets,
-    resolve_specs,
     single_feature_rules,
 )
+from pcfair.audits.testsgd.rules import CategoricalRule, RangeRule, TermRule
+from pcfair.audits.testsgd.specs import resolve_specs, SensitiveSpec
+from pcfair.audits.testsgd.terms import DIXON_TERMS, TermMatcher
 from pcfair.errors import DataError, PCFairError, SpecError, VariableError
 
 AGE = SensitiveSpec.continuous("age", 0, 100, bins=10)

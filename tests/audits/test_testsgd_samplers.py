@@ -13,22 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pcfair.audits.testsgd import (
-    DIXON_TERMS,
-    BinCodes,
-    CategoricalRule,
-    EmptyGroupError,
-    PCConditionalSampler,
-    RangeRule,
-    RuleSet,
-    SampleStream,
-    SensitiveSpec,
-    TabularPerturbationSampler,
-    TermReplacementSampler,
-    TermRule,
-    audit,
-    resolve_specs,
-)
+from pcfair.audits.testsgd import audit, PCConditionalSampler, RuleSet
+from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
+from pcfair.audits.testsgd.text_sampler import TermReplacementSampler
+from pcfair.audits.testsgd.circuit_sampler import BinCodes
+from pcfair.audits.testsgd.errors import EmptyGroupError
+from pcfair.audits.testsgd.rules import CategoricalRule, RangeRule, TermRule
+from pcfair.audits.testsgd.specs import resolve_specs, SensitiveSpec
+from pcfair.audits.testsgd.streams import SampleStream
+from pcfair.audits.testsgd.terms import DIXON_TERMS
 from pcfair.errors import DataError, EvidenceError, StructureError
 
 SENS = {"gender": "categorical", "race": "categorical", "age": (0, 100)}

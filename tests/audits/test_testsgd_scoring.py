@@ -9,16 +9,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pcfair.audits.testsgd import (
-    CategoricalRule,
-    RuleSet,
-    SensitiveSpec,
-    TabularPerturbationSampler,
-    group_fairness_score,
+from pcfair.audits.testsgd import group_fairness_score, RuleSet
+from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
+from pcfair.audits.testsgd.rules import CategoricalRule
+from pcfair.audits.testsgd.scoring import (
     max_sample_size,
     score_from_counts,
     sequential_group_fairness_score,
 )
+from pcfair.audits.testsgd.specs import SensitiveSpec
 from pcfair.audits.testsgd._kernels import margins, z_value
 from pcfair.errors import DataError, SpecError
 

@@ -17,11 +17,11 @@ probabilistic circuit), :mod:`.export` (tabular JSON), :mod:`.plot` (matplotlib)
 Example::
 
     from pcfair.audits.avoir import Monitor
-    monitor = Monitor('E[r | sex == "F"] / E[r | sex == "M"] > 0.8', delta=0.1)
+    monitor = Monitor('E[r | sex == "F"] / E[r | sex == "M"] > 0.8', failure_prob=0.1)
     result = monitor.run(decisions)          # a DataFrame replayed in order
     result.verdict, result.stop, result.leaves
 
-Names. ``Monitor(spec, delta=0.1, split="optimized" | "equal", optimize_every=5)``:
+Names. ``Monitor(spec, failure_prob=0.1, split="optimized" | "equal", optimize_every=5)``:
 ``split`` is the spec's ``allocation`` and ``optimize_every`` its ``batch`` (checks every 5
 records, as in every case study); :meth:`Monitor.update` is also available as ``feed``.
 
@@ -46,72 +46,19 @@ Recorded discrepancies (the port follows the released code and the spec, not the
   constraint for it).
 """
 
-from pcfair.audits.avoir.ast import (
-    And,
-    Constant,
-    E,
-    ETerm,
-    Expectation,
-    Expr,
-    Or,
-    Spec,
-    TermOp,
-    Threshold,
-    Var,
-    parse_expression,
-    parse_spec,
-    parse_term,
-)
-from pcfair.audits.avoir.bounds import (
-    AdaptiveHoeffding,
-    ConcentrationBound,
-    Hoeffding,
-    adaptive_hoeffding_delta,
-    adaptive_hoeffding_epsilon,
-)
-from pcfair.audits.avoir.errors import MonitorSettingError, SpecSyntaxError
-from pcfair.audits.avoir.export import export_tree, to_json
-from pcfair.audits.avoir.monitor import Monitor, MonitorResult, monitor_model, spec
-from pcfair.audits.avoir.opt import Allocation, allocate, equal_split
-from pcfair.audits.avoir.plot import plot_history
-from pcfair.audits.avoir.rules import Claim, compare, kleene_and, kleene_or
+from pcfair.audits.avoir.ast import E, parse_spec, Var
+from pcfair.audits.avoir.errors import SpecSyntaxError
+from pcfair.audits.avoir.monitor import Monitor, monitor_model, MonitorResult, spec
 from pcfair.audits.avoir.stream import circuit_stream
 
 __all__ = [
-    "AdaptiveHoeffding",
-    "Allocation",
-    "And",
-    "Claim",
-    "ConcentrationBound",
-    "Constant",
     "E",
-    "ETerm",
-    "Expectation",
-    "Expr",
-    "Hoeffding",
-    "Monitor",
-    "MonitorResult",
-    "MonitorSettingError",
-    "Or",
-    "Spec",
-    "SpecSyntaxError",
-    "TermOp",
-    "Threshold",
-    "Var",
-    "adaptive_hoeffding_delta",
-    "adaptive_hoeffding_epsilon",
-    "allocate",
     "circuit_stream",
-    "compare",
-    "equal_split",
-    "export_tree",
-    "kleene_and",
-    "kleene_or",
+    "Monitor",
     "monitor_model",
-    "parse_expression",
+    "MonitorResult",
     "parse_spec",
-    "parse_term",
-    "plot_history",
     "spec",
-    "to_json",
+    "SpecSyntaxError",
+    "Var",
 ]

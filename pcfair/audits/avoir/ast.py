@@ -1220,7 +1220,7 @@ def parse_term(text: str) -> ETerm:
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import parse_term
+    >>> from pcfair.audits.avoir.ast import parse_term
     >>> parse_term("E[r | g = 1] / E[r | g = 0]")
     E[r | g == 1] / E[r | g == 0]
     """
@@ -1235,7 +1235,7 @@ def parse_expression(text: str) -> Expr:
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import parse_expression
+    >>> from pcfair.audits.avoir.ast import parse_expression
     >>> parse_expression("race=African-American & recid=0")
     race == "African-American" & recid == 0
     """

@@ -49,7 +49,7 @@ class ConcentrationBound(Protocol):
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import AdaptiveHoeffding, ConcentrationBound
+    >>> from pcfair.audits.avoir.bounds import AdaptiveHoeffding, ConcentrationBound
     >>> isinstance(AdaptiveHoeffding(), ConcentrationBound)
     True
     """
@@ -243,7 +243,7 @@ def adaptive_hoeffding_epsilon(delta: ArrayLike, n: ArrayLike) -> float | np.nda
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import adaptive_hoeffding_epsilon
+    >>> from pcfair.audits.avoir.bounds import adaptive_hoeffding_epsilon
     >>> round(adaptive_hoeffding_epsilon(0.05, 1550), 7)
     0.0624473
     """
@@ -266,7 +266,7 @@ def adaptive_hoeffding_delta(epsilon: ArrayLike, n: ArrayLike) -> float | np.nda
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import adaptive_hoeffding_delta
+    >>> from pcfair.audits.avoir.bounds import adaptive_hoeffding_delta
     >>> round(adaptive_hoeffding_delta(0.1, 600), 5)
     0.04675
     """

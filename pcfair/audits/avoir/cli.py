@@ -119,8 +119,8 @@ def run_monitor(args: argparse.Namespace) -> int:
     spec = args.spec if args.spec is not None else parity_spec(data, sensitive, args.delta)
     if not spec:
         raise OptionError("the default specification is empty: the sensitive columns have no values")
-    monitor = Monitor(spec, delta=args.failure_prob, split=args.split,
-                      optimize_every=args.optimize_every, delta_charge=args.failure_charge)
+    monitor = Monitor(spec, failure_prob=args.failure_prob, split=args.split,
+                      optimize_every=args.optimize_every, failure_charge=args.failure_charge)
     result = monitor.run(stream, until_verdict=not args.continue_, key=args.key)
     if args.export:
         to_json(monitor, args.export)

@@ -42,10 +42,11 @@ class MonitorSettingError(PCFairError, ValueError):
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import Monitor, MonitorSettingError
+    >>> from pcfair.audits.avoir import Monitor
+    >>> from pcfair.audits.avoir.errors import MonitorSettingError
     >>> try:
-    ...     Monitor("E[r] > 0.5", delta=2)
+    ...     Monitor("E[r] > 0.5", failure_prob=2)
     ... except MonitorSettingError as err:
-    ...     print("delta" in str(err))
+    ...     print("failure_prob" in str(err))
     True
     """

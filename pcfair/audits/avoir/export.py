@@ -4,7 +4,7 @@ Each node of the specification tree becomes one row with the fields of the paper
 visualisation back end: ``id`` (a stable uuid), ``parent_id``, ``type`` (Specification,
 SpecificationThreshold, ETerm, Expectation, Constant), ``repr`` (the pretty-printed subformula),
 ``idx`` (pre-order index) and ``vals``: one entry per check with the observation count ``t``,
-``value``, ``epsilon``, ``delta``, ``lower``, ``upper``, ``n`` (leaves) and ``truth``
+``value``, ``epsilon``, ``failure_prob``, ``lower``, ``upper``, ``n`` (leaves) and ``truth``
 (specification nodes). Infinite and missing numbers become ``null``.
 """
 
@@ -37,7 +37,8 @@ def export_tree(monitor: Monitor) -> list[dict]:
     Examples
     --------
     >>> import pandas as pd
-    >>> from pcfair.audits.avoir import Monitor, export_tree
+    >>> from pcfair.audits.avoir import Monitor
+    >>> from pcfair.audits.avoir.export import export_tree
     >>> m = Monitor("E[r | g == 1] - E[r | g == 0] < 0.5")
     >>> _ = m.update(pd.DataFrame({"r": [1, 0] * 10, "g": [1, 0] * 10}))
     >>> rows = export_tree(m)
@@ -60,7 +61,7 @@ def export_tree(monitor: Monitor) -> list[dict]:
                 "t": int(t[k]),
                 "value": _json_value(value),
                 "epsilon": _json_value(eps),
-                "delta": _json_value(ev.delta[k, i]),
+                "failure_prob": _json_value(ev.delta[k, i]),
                 "lower": _json_value(value - eps),
                 "upper": _json_value(value + eps),
             }
@@ -89,7 +90,8 @@ def to_json(monitor: Monitor, path: str | os.PathLike | None = None, *,
     Examples
     --------
     >>> import json, pandas as pd
-    >>> from pcfair.audits.avoir import Monitor, to_json
+    >>> from pcfair.audits.avoir import Monitor
+    >>> from pcfair.audits.avoir.export import to_json
     >>> m = Monitor("E[r] > 0.5")
     >>> _ = m.update(pd.DataFrame({"r": [1] * 10}))
     >>> json.loads(to_json(m))[0]["repr"]

@@ -91,9 +91,9 @@ class MonitorResult(AuditResult):
         The certified truth value of the specification (None: undetermined so far).
     stop : int or None
         ``T_s``: the number of records consumed when the verdict was reached.
-    delta : float
+    failure_prob : float
         δ*_T, the failure probability charged to the verdict (1.0 without a verdict).
-    delta_budget : float
+    failure_budget : float
         Δ, the requested overall failure probability.
     split : str
         ``"optimized"`` or ``"equal"``.
@@ -116,15 +116,15 @@ class MonitorResult(AuditResult):
     >>> res.verdict, res.stop, res.leaves["n"].tolist()
     (True, 25, [50])
     >>> res
-    MonitorResult(method='monitor', spec='E[r] < 0.5', verdict=True, stop=25, delta=..., n_observed=50; 2 rows)
+    MonitorResult(method='monitor', spec='E[r] < 0.5', verdict=True, stop=25, failure_prob=..., n_observed=50; 2 rows)
     """
 
     method = "monitor"
 
     verdict: bool | None
     stop: int | None
-    delta: float
-    delta_budget: float
+    failure_prob: float
+    failure_budget: float
     split: str
     n_observed: int
     n_checks: int
@@ -139,7 +139,7 @@ class MonitorResult(AuditResult):
         """One row per node of the specification tree at the current state.
 
         Columns: ``node`` (pre-order index), ``id``, ``parent_id``, ``type``, ``repr``, ``value``,
-        ``epsilon``, ``delta``, ``lower``, ``upper``, ``n`` (leaves), ``threshold`` (comparisons)
+        ``epsilon``, ``failure_prob``, ``lower``, ``upper``, ``n`` (leaves), ``threshold`` (comparisons)
         ``truth`` (True/False/None on specification nodes) and ``determined``.
         """
         return _node_frame(self._program, self._evaluation, self._counts, 0)
@@ -156,7 +156,7 @@ class MonitorResult(AuditResult):
 
     def headline(self) -> dict:
         return {"spec": self._program.spec.to_text(), "verdict": self.verdict,
-                "stop": self.stop, "delta": self.delta, "n_observed": self.n_observed}
+                "stop": self.stop, "failure_prob": self.failure_prob, "n_observed": self.n_observed}
 
     def _plot(self, ax):
         """Each expectation leaf's estimate with its ±ε band at the current state."""
@@ -181,8 +181,8 @@ class MonitorResult(AuditResult):
             "spec": self._program.spec.to_text(),
             "verdict": self.verdict,
             "stop": self.stop,
-            "delta": _json_value(self.delta),
-            "delta_budget": self.delta_budget,
+            "failure_prob": _json_value(self.failure_prob),
+            "failure_budget": self.failure_budget,
             "split": self.split,
             "n_observed": self.n_observed,
             "n_checks": self.n_checks,
@@ -195,11 +195,11 @@ class MonitorResult(AuditResult):
         """A short human-readable report: verdict, stop time and the per-leaf table."""
         if self.verdict is None:
             head = (f"undetermined after {self.n_observed} records ({self.n_checks} checks) "
-                    f"at Δ = {self.delta_budget:g} [{self.split} split]")
+                    f"at Δ = {self.failure_budget:g} [{self.split} split]")
         else:
-            head = (f"verdict {self.verdict} at record {self.stop} with δ = {self.delta:.6g} "
-                    f"≤ Δ = {self.delta_budget:g} [{self.split} split]")
-        cols = ["repr", "value", "epsilon", "delta", "n"]
+            head = (f"verdict {self.verdict} at record {self.stop} with δ = {self.failure_prob:.6g} "
+                    f"≤ Δ = {self.failure_budget:g} [{self.split} split]")
+        cols = ["repr", "value", "epsilon", "failure_prob", "n"]
         table = self.terms[cols].to_string(index=False, float_format=lambda x: f"{x:.6g}")
         return f"{self._program.spec.to_text()}\n{head}\n{table}"
 
@@ -234,7 +234,7 @@ def _node_frame(prog: Program, ev: Evaluation, counts: np.ndarray, row: int) -> 
             "repr": node.obj.to_text(),
             "value": value,
             "epsilon": eps,
-            "delta": float(ev.delta[row, i]),
+            "failure_prob": float(ev.delta[row, i]),
             "lower": value - eps,
             "upper": value + eps,
             "n": int(counts[row, node.leaf]) if node.kind == "leaf" else None,
@@ -255,7 +255,7 @@ class Monitor:
     spec : Spec or str
         The specification, built with :func:`~pcfair.audits.avoir.E` or as text
         (``'E[r | sex == "M"] / E[r | sex == "F"] > 0.8'``).
-    delta : float, default 0.1
+    failure_prob : float, default 0.1
         Δ, the overall failure probability of the verdict.
     split : {"optimized", "equal"}, default "optimized"
         AVOIR-OB (optimised allocation, never later than the equal split) or AVOIR-VF
@@ -264,7 +264,7 @@ class Monitor:
         Check (and optimise) every this many records; the paper's "batch".
     bound : str or ConcentrationBound, default "adaptive_hoeffding"
         The concentration inequality; it must be time-uniform unless ``allow_fixed_n``.
-    delta_charge : {"used", "all"}, default "used"
+    failure_charge : {"used", "all"}, default "used"
         Charge a Boolean verdict with the leaves it uses, or all leaves (the paper's rule).
     tol : float, default 1e-6
         Strict margin of every comparison verdict.
@@ -288,15 +288,15 @@ class Monitor:
     >>> rng = np.random.default_rng(0)
     >>> g = rng.random(4000) < 0.5
     >>> r = (rng.random(4000) < np.where(g, 0.9, 0.3)).astype(int)
-    >>> m = Monitor("E[r | g == 1] - E[r | g == 0] > 0.2", delta=0.1)
+    >>> m = Monitor("E[r | g == 1] - E[r | g == 0] > 0.2", failure_prob=0.1)
     >>> res = m.run(pd.DataFrame({"g": g.astype(int), "r": r}))
     >>> res.verdict, res.stop is not None and res.stop < 4000
     (True, True)
     """
 
-    def __init__(self, spec: Spec | str, *, delta: float = 0.1, split: str = "optimized",
+    def __init__(self, spec: Spec | str, *, failure_prob: float = 0.1, split: str = "optimized",
                  optimize_every: int = 5, bound: str | ConcentrationBound = "adaptive_hoeffding",
-                 delta_charge: str = "used", tol: float = DEFAULT_TOL, keep_history: bool = True,
+                 failure_charge: str = "used", tol: float = DEFAULT_TOL, keep_history: bool = True,
                  allow_fixed_n: bool = False):
         if isinstance(spec, str):
             spec = parse_spec(spec)
@@ -304,7 +304,7 @@ class Monitor:
             raise MonitorSettingError(
                 f"spec must be a specification (e.g. E(r) > 0.5) or its text form, got {spec!r}")
         self.spec = spec
-        self.delta = _check_budget(delta)
+        self.failure_prob = _check_budget(failure_prob)
         if split not in SPLITS:
             raise MonitorSettingError(f"split must be one of {SPLITS}, got {split!r}")
         self.split = split
@@ -318,10 +318,10 @@ class Monitor:
             raise MonitorSettingError(
                 f"the bound {self.bound.name!r} is not time-uniform, so its verdicts are invalid "
                 "at a data-dependent stopping time; pass allow_fixed_n=True to use it anyway")
-        if delta_charge not in ("used", "all"):
+        if failure_charge not in ("used", "all"):
             raise MonitorSettingError(
-                f"delta_charge must be 'used' or 'all', got {delta_charge!r}")
-        self.delta_charge = delta_charge
+                f"failure_charge must be 'used' or 'all', got {failure_charge!r}")
+        self.failure_charge = failure_charge
         if not (isinstance(tol, (int, float)) and 0 <= tol < 1):
             raise MonitorSettingError(f"tol must be a small non-negative number, got {tol!r}")
         self.tol = float(tol)
@@ -364,17 +364,17 @@ class Monitor:
 
     def _current_deltas(self) -> np.ndarray:
         if self._alloc is not None:
-            return self._alloc.deltas
-        return np.full(self.program.n_leaves, self.delta)
+            return self._alloc.failure_probs
+        return np.full(self.program.n_leaves, self.failure_prob)
 
     def _evaluate(self, est, counts, deltas) -> Evaluation:
         return self.program.evaluate(est, counts, deltas, self.bound, tol=self.tol,
-                                     charge=self.delta_charge)
+                                     charge=self.failure_charge)
 
     # the stopping rule ------------------------------------------------------------------------
     def _find_stop(self, est: np.ndarray, counts: np.ndarray):
         """First check index (in this chunk) with a certified verdict, and its allocation."""
-        prog, L, budget = self.program, self.program.n_leaves, self.delta
+        prog, L, budget = self.program, self.program.n_leaves, self.failure_prob
         eq = np.full(L, budget / L)
         ev = self._evaluate(est, counts, eq)
         ok = (ev.root_truth != UNDETERMINED) & (ev.root_charged <= budget * (1 + 1e-12))
@@ -392,7 +392,7 @@ class Monitor:
             if first_eq is not None and j > first_eq:
                 break
             alloc = _allocate(prog, est[j], counts[j], budget, split="optimized",
-                              bound=self.bound, tol=self.tol, charge=self.delta_charge)
+                              bound=self.bound, tol=self.tol, charge=self.failure_charge)
             if alloc.decided:
                 return j, alloc
         return None, None
@@ -470,7 +470,7 @@ class Monitor:
                 if j is not None:
                     self._stop = int(t[check_rows[j]])
                     self._alloc = alloc
-                    deltas[j:] = alloc.deltas
+                    deltas[j:] = alloc.failure_probs
                     if until_verdict:
                         check_rows = check_rows[: j + 1]
                         est, cnt, deltas = est[: j + 1], cnt[: j + 1], deltas[: j + 1]
@@ -563,7 +563,7 @@ class Monitor:
         --------
         >>> import pandas as pd
         >>> from pcfair.audits.avoir import Monitor
-        >>> res = Monitor("E[r] > 0.5", delta=0.1).run(pd.DataFrame({"r": [1] * 200}))
+        >>> res = Monitor("E[r] > 0.5", failure_prob=0.1).run(pd.DataFrame({"r": [1] * 200}))
         >>> res.verdict, res.stop
         (True, 25)
         """
@@ -599,13 +599,13 @@ class Monitor:
         return MonitorResult(
             verdict=None if alloc is None else alloc.verdict,
             stop=self._stop,
-            delta=1.0 if alloc is None else float(alloc.delta),
-            delta_budget=self.delta,
+            failure_prob=1.0 if alloc is None else float(alloc.failure_prob),
+            failure_budget=self.failure_prob,
             split=self.split,
             n_observed=self._t,
             n_checks=self._n_checks,
             holds=holds,
-            allocation=None if alloc is None else alloc.deltas.copy(),
+            allocation=None if alloc is None else alloc.failure_probs.copy(),
             _program=self.program,
             _evaluation=ev,
             _counts=cnt,
@@ -658,7 +658,7 @@ class Monitor:
             "repr": np.tile([n.obj.to_text() for n in prog.nodes], k),
             "value": value.ravel(),
             "epsilon": eps.ravel(),
-            "delta": ev.delta.ravel(),
+            "failure_prob": ev.delta.ravel(),
             "lower": lower.ravel(),
             "upper": upper.ravel(),
             "n": pd.array(np.where(n_col.ravel() >= 0, n_col.ravel(), 0), dtype="Int64"),
@@ -701,7 +701,7 @@ def monitor_model(model: Any, X_stream: pd.DataFrame | Iterable[pd.DataFrame],
     chunk_size : int, default 100
     until_verdict : bool, default True
     **options
-        Passed to :class:`Monitor` (``delta``, ``split``, ``optimize_every``...).
+        Passed to :class:`Monitor` (``failure_prob``, ``split``, ``optimize_every``...).
 
     Returns
     -------
@@ -751,12 +751,12 @@ def spec(psi: Spec | str, *, output: str = "r", batched: bool = False,
         Name of the return value in the specification.
     batched : bool, default False
     **options
-        Passed to :class:`Monitor` (``delta``, ``split``, ``optimize_every``...).
+        Passed to :class:`Monitor` (``failure_prob``, ``split``, ``optimize_every``...).
 
     Examples
     --------
     >>> from pcfair.audits.avoir import spec
-    >>> @spec("E[r | sex == 'F'] / E[r | sex == 'M'] > 0.8", delta=0.1)
+    >>> @spec("E[r | sex == 'F'] / E[r | sex == 'M'] > 0.8", failure_prob=0.1)
     ... def hire(sex, score):
     ...     return int(score > 0.5)
     >>> for i in range(200):

@@ -63,24 +63,24 @@ class Allocation:
     ----------
     verdict : bool or None
         The certified truth value, or None if no allocation with ``Σδ ≤ Δ`` decides the spec.
-    delta : float
+    failure_prob : float
         The δ charged to the verdict (``Σ δ_i`` over the leaves used); 1.0 without a verdict.
-    deltas : numpy.ndarray of shape (L,)
+    failure_probs : numpy.ndarray of shape (L,)
         δ per leaf occurrence (0 for leaves the verdict does not use, i.e. no claim on them).
     source : str
         ``"optimized"``, ``"equal"`` or ``"none"``: which candidate won.
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import allocate
-    >>> a = allocate("E[r] > 0.5", [0.9], [400], delta=0.1)
+    >>> from pcfair.audits.avoir.opt import allocate
+    >>> a = allocate("E[r] > 0.5", [0.9], [400], failure_prob=0.1)
     >>> a.verdict, a.decided, a.source
     (True, True, 'optimized')
     """
 
     verdict: bool | None
-    delta: float
-    deltas: np.ndarray
+    failure_prob: float
+    failure_probs: np.ndarray
     source: str
 
     @property
@@ -89,27 +89,27 @@ class Allocation:
         return self.verdict is not None
 
 
-def _check_budget(delta: float) -> float:
+def _check_budget(failure_prob: float) -> float:
     try:
-        d = float(delta)
+        d = float(failure_prob)
     except (TypeError, ValueError) as err:
-        raise MonitorSettingError(f"delta must be a number in (0, 1), got {delta!r}") from err
+        raise MonitorSettingError(f"failure_prob must be a number in (0, 1), got {failure_prob!r}") from err
     if not 0.0 < d < 1.0:
-        raise MonitorSettingError(f"delta (the overall failure probability Δ) must lie in (0, 1), "
-                                  f"got {delta!r}")
+        raise MonitorSettingError(f"failure_prob (the overall failure probability Δ) must lie in (0, 1), "
+                                  f"got {failure_prob!r}")
     return d
 
 
-def equal_split(n_leaves: int, delta: float) -> np.ndarray:
+def equal_split(n_leaves: int, failure_prob: float) -> np.ndarray:
     """VeriFair's allocation ``δ_i = Δ / L`` for ``L`` leaf occurrences.
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import equal_split
+    >>> from pcfair.audits.avoir.opt import equal_split
     >>> equal_split(4, 0.15).tolist()
     [0.0375, 0.0375, 0.0375, 0.0375]
     """
-    return np.full(int(n_leaves), _check_budget(delta) / int(n_leaves))
+    return np.full(int(n_leaves), _check_budget(failure_prob) / int(n_leaves))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,9 +349,9 @@ def _allocate(prog: Program, est: np.ndarray, counts: np.ndarray, budget: float,
     return Allocation(target, charged, deltas, source)
 
 
-def allocate(spec: Spec | str, estimates: ArrayLike, counts: ArrayLike, *, delta: float = 0.1,
-             split: str = "optimized", bound: str | ConcentrationBound = "adaptive_hoeffding",
-             tol: float = DEFAULT_TOL, delta_charge: str = "used") -> Allocation:
+def allocate(spec: Spec | str, estimates: ArrayLike, counts: ArrayLike, *,
+             failure_prob: float = 0.1, split: str = "optimized", bound: str | ConcentrationBound = "adaptive_hoeffding",
+             tol: float = DEFAULT_TOL, failure_charge: str = "used") -> Allocation:
     """Solve AVOIR's allocation problem for one state of the leaf estimates.
 
     Parameters
@@ -360,14 +360,14 @@ def allocate(spec: Spec | str, estimates: ArrayLike, counts: ArrayLike, *, delta
         The specification (text is parsed with :func:`~pcfair.audits.avoir.parse_spec`).
     estimates, counts : array-like of shape (L,)
         Ê_i and n_i for each leaf occurrence, in the order of ``spec.leaves()``.
-    delta : float, default 0.1
+    failure_prob : float, default 0.1
         The overall failure probability Δ.
     split : {"optimized", "equal"}, default "optimized"
         AVOIR-OB (the optimiser, with the equal split as a candidate) or AVOIR-VF.
     bound : str or ConcentrationBound, default "adaptive_hoeffding"
     tol : float, default 1e-6
         Strict margin of every comparison verdict.
-    delta_charge : {"used", "all"}, default "used"
+    failure_charge : {"used", "all"}, default "used"
         How a Boolean verdict is charged (see :mod:`~pcfair.audits.avoir.rules`).
 
     Returns
@@ -383,19 +383,20 @@ def allocate(spec: Spec | str, estimates: ArrayLike, counts: ArrayLike, *, delta
     --------
     The paper's worked example: the equal split is infeasible, the optimum is not.
 
-    >>> from pcfair.audits.avoir import allocate
+    >>> from pcfair.audits.avoir.opt import allocate
     >>> psi = "E[r | s == 1] - E[r | s == 0] < 0.1"
-    >>> allocate(psi, [0.8, 0.5], [1550, 310], delta=0.1, split="equal").verdict is None
+    >>> allocate(psi, [0.8, 0.5], [1550, 310], failure_prob=0.1, split="equal").verdict is None
     True
-    >>> a = allocate(psi, [0.8, 0.5], [1550, 310], delta=0.1)
-    >>> a.verdict, round(a.delta, 3), round(float(a.deltas[1] / a.deltas[0]), 2)
+    >>> a = allocate(psi, [0.8, 0.5], [1550, 310], failure_prob=0.1)
+    >>> ratio = a.failure_probs[1] / a.failure_probs[0]
+    >>> a.verdict, round(a.failure_prob, 3), round(float(ratio), 2)
     (False, 0.096, 2.35)
     """
     if isinstance(spec, str):
         spec = parse_spec(spec)
     if not isinstance(spec, Spec):
         raise MonitorSettingError(f"spec must be a Spec or its text form, got {spec!r}")
-    budget = _check_budget(delta)
+    budget = _check_budget(failure_prob)
     if split not in SPLITS:
         raise MonitorSettingError(f"split must be one of {SPLITS}, got {split!r}")
     prog = Program(spec)
@@ -408,4 +409,4 @@ def allocate(spec: Spec | str, estimates: ArrayLike, counts: ArrayLike, *, delta
     if np.any(~(n >= 0)):
         raise MonitorSettingError(f"counts must be >= 0, got {n.tolist()}")
     return _allocate(prog, est, n, budget, split=split, bound=get_bound(bound), tol=float(tol),
-                     charge=delta_charge)
+                     charge=failure_charge)

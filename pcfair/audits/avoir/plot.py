@@ -69,7 +69,8 @@ def plot_history(monitor: Monitor, nodes: int | str | Sequence[int | str] | None
     Examples
     --------
     >>> import pandas as pd
-    >>> from pcfair.audits.avoir import Monitor, plot_history
+    >>> from pcfair.audits.avoir import Monitor
+    >>> from pcfair.audits.avoir.plot import plot_history
     >>> m = Monitor("E[r] > 0.5")
     >>> _ = m.run(pd.DataFrame({"r": [1, 1, 0] * 100}))
     >>> axes = plot_history(m)  # doctest: +SKIP

@@ -201,7 +201,7 @@ def _kleene(op: str, ta, da, tb, db, charge: str):
     da = np.asarray(da, dtype=float)
     db = np.asarray(db, dtype=float)
     if charge not in ("used", "all"):
-        raise MonitorSettingError(f"delta_charge must be 'used' or 'all', got {charge!r}")
+        raise MonitorSettingError(f"failure_charge must be 'used' or 'all', got {charge!r}")
     dominant, other = (FALSE, TRUE) if op == "&" else (TRUE, FALSE)
     a_dom, b_dom = ta == dominant, tb == dominant
     both_other = (ta == other) & (tb == other)
@@ -266,7 +266,7 @@ class Claim:
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import Claim
+    >>> from pcfair.audits.avoir.rules import Claim
     >>> X, Y = Claim(0.8, 0.05, 0.01), Claim(0.5, 0.1, 0.02)
     >>> (X / Y).rounded()
     Claim(value=1.6, epsilon=0.525, delta=0.03)
@@ -341,7 +341,7 @@ def compare(claim: Claim, op: str, c: float, tol: float = DEFAULT_TOL) -> tuple[
 
     Examples
     --------
-    >>> from pcfair.audits.avoir import Claim, compare
+    >>> from pcfair.audits.avoir.rules import Claim, compare
     >>> D = Claim(0.3, 0.15, 0.03)
     >>> compare(D, "<", 0.5), compare(D, "<", 0.4)
     ((True, 0.03), (None, 1.0))

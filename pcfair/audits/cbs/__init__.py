@@ -17,57 +17,19 @@ Biases* (arXiv 2306.13064), written from the paper and ``specs/cbs.md``.
   :func:`jaccard`, and :mod:`pcfair.audits.cbs.case_study` (COMPAS, Table 4).
 """
 
-from pcfair.audits.cbs.audit import TABLE4_COLUMNS, cbs_audit, conditional_bias_scan
-from pcfair.audits.cbs.definitions import DEFINITIONS, FairnessDefinition, resolve_definition
+from pcfair.audits.cbs.audit import cbs_audit, conditional_bias_scan
+from pcfair.audits.cbs.definitions import DEFINITIONS
 from pcfair.audits.cbs.discretize import discretize
-from pcfair.audits.cbs.expectations import Expectations, estimate_expectations
-from pcfair.audits.cbs.models import circuit_propensity
 from pcfair.audits.cbs.options import CBSOptionError
-from pcfair.audits.cbs.permutation import permutation_pvalue
-from pcfair.audits.cbs.result import CBSResult, CBSScans, format_subgroup, subgroup_mask
-from pcfair.audits.cbs.scoring import BernoulliScore, GaussianLogitShiftScore
-from pcfair.audits.cbs.search import (
-    ScanResult,
-    StepResult,
-    SubsetScanner,
-    coordinate_step,
-    scan,
-    score_subgroup,
-)
-from pcfair.audits.cbs.synthetic import (
-    SemiSyntheticData,
-    compas_like_covariates,
-    jaccard,
-    make_semisynthetic,
-)
+from pcfair.audits.cbs.result import CBSResult, CBSScans, subgroup_mask
 
 __all__ = [
     "DEFINITIONS",
-    "TABLE4_COLUMNS",
-    "BernoulliScore",
+    "cbs_audit",
     "CBSOptionError",
     "CBSResult",
     "CBSScans",
-    "Expectations",
-    "FairnessDefinition",
-    "GaussianLogitShiftScore",
-    "ScanResult",
-    "SemiSyntheticData",
-    "StepResult",
-    "SubsetScanner",
-    "cbs_audit",
-    "circuit_propensity",
-    "compas_like_covariates",
     "conditional_bias_scan",
-    "coordinate_step",
     "discretize",
-    "estimate_expectations",
-    "format_subgroup",
-    "jaccard",
-    "make_semisynthetic",
-    "permutation_pvalue",
-    "resolve_definition",
-    "scan",
-    "score_subgroup",
     "subgroup_mask",
 ]

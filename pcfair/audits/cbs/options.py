@@ -19,7 +19,7 @@ class CBSOptionError(SpecError):
 
     Examples
     --------
-    >>> from pcfair.audits.cbs import BernoulliScore
+    >>> from pcfair.audits.cbs.scoring import BernoulliScore
     >>> try:
     ...     BernoulliScore("upward")
     ... except CBSOptionError as err:

@@ -10,42 +10,24 @@ sampling of evaluation data from a PC; the evaluated model goes through
 :func:`pcfair.audits._model.as_model` (``model=``).
 """
 
-from .baselines import empirical_bayes, james_stein_bock, pooled_estimate
-from .estimator import NotFittedError, SRResult, StructuredRegression
-from .gof import GofResult, gof_table, gof_test, nested_f_test
-from .metrics import METRIC_NAMES, group_metric
-from .plot import plot_estimates
-from .populations import (
-    make_diabetes_like_population,
-    proportional_sizes,
-    sample_population,
-    stratified_draw,
-    stratified_sample,
+from pcfair.audits.structured_regression.estimator import (
+    NotFittedError,
+    SRResult,
+    StructuredRegression,
 )
-from .semi_synthetic import SEMI_SYNTHETIC_MODELS, add_semi_synthetic_output, true_group_metric
-from .variance import pooled_variance
+from pcfair.audits.structured_regression.gof import gof_test, GofResult
+from pcfair.audits.structured_regression.metrics import METRIC_NAMES, group_metric
+from pcfair.audits.structured_regression.populations import stratified_draw
+from pcfair.audits.structured_regression.semi_synthetic import true_group_metric
 
 __all__ = [
     "METRIC_NAMES",
-    "SEMI_SYNTHETIC_MODELS",
+    "gof_test",
     "GofResult",
+    "group_metric",
     "NotFittedError",
     "SRResult",
-    "StructuredRegression",
-    "add_semi_synthetic_output",
-    "empirical_bayes",
-    "gof_table",
-    "gof_test",
-    "group_metric",
-    "james_stein_bock",
-    "make_diabetes_like_population",
-    "nested_f_test",
-    "plot_estimates",
-    "pooled_estimate",
-    "pooled_variance",
-    "proportional_sizes",
-    "sample_population",
     "stratified_draw",
-    "stratified_sample",
+    "StructuredRegression",
     "true_group_metric",
 ]

@@ -146,7 +146,7 @@ def add_semi_synthetic_output(
 
     Examples
     --------
-    >>> from pcfair.audits.structured_regression import make_diabetes_like_population
+    >>> from pcfair.audits.structured_regression.populations import make_diabetes_like_population
     >>> pop = make_diabetes_like_population(5000, random_state=0)
     >>> out = add_semi_synthetic_output(pop, "age*rc", random_state=0)
     >>> round(float(out["y_hat"].mean()), 1)

@@ -15,59 +15,22 @@ texts) to labels (see :func:`pcfair.audits._model.as_model`); a probabilistic ci
 serve as the sampler (:class:`PCConditionalSampler`, or ``sampler="circuit"``).
 """
 
-from .audit import RESULT_COLUMNS, TestSGDResult, audit, flagged, score_rule_sets, scores_to_frame
-from .circuit_sampler import BinCodes, PCConditionalSampler
-from .errors import EmptyGroupError, RuleSetError, SkippedRuleSetWarning
-from .mining import frequent_rule_sets, num_candidate_rule_sets, single_feature_rules
-from .mitigation import MitigationResult, default_schedule, mitigate
-from .rules import CategoricalRule, RangeRule, Rule, RuleSet, TermRule
-from .scoring import (
-    GroupScore,
-    group_fairness_score,
-    max_sample_size,
-    score_from_counts,
-    sequential_group_fairness_score,
-)
-from .specs import SensitiveSpec, resolve_specs
-from .streams import GroupSampler, SampleStream
-from .tabular_sampler import TabularPerturbationSampler
-from .terms import DIXON_TERMS, TermMatcher
-from .text_sampler import TermReplacementSampler
+from pcfair.audits.testsgd.audit import audit, flagged, TestSGDResult
+from pcfair.audits.testsgd.circuit_sampler import PCConditionalSampler
+from pcfair.audits.testsgd.mitigation import mitigate, MitigationResult
+from pcfair.audits.testsgd.rules import CategoricalRule, RuleSet
+from pcfair.audits.testsgd.scoring import group_fairness_score
+from pcfair.audits.testsgd.specs import SensitiveSpec
 
 __all__ = [
-    "BinCodes",
+    "audit",
     "CategoricalRule",
-    "DIXON_TERMS",
-    "EmptyGroupError",
-    "GroupSampler",
-    "GroupScore",
+    "flagged",
+    "group_fairness_score",
+    "mitigate",
     "MitigationResult",
     "PCConditionalSampler",
-    "RESULT_COLUMNS",
-    "RangeRule",
-    "Rule",
     "RuleSet",
-    "RuleSetError",
-    "SampleStream",
     "SensitiveSpec",
-    "SkippedRuleSetWarning",
-    "TabularPerturbationSampler",
     "TestSGDResult",
-    "TermMatcher",
-    "TermReplacementSampler",
-    "TermRule",
-    "audit",
-    "default_schedule",
-    "flagged",
-    "frequent_rule_sets",
-    "group_fairness_score",
-    "max_sample_size",
-    "mitigate",
-    "num_candidate_rule_sets",
-    "resolve_specs",
-    "score_from_counts",
-    "score_rule_sets",
-    "scores_to_frame",
-    "sequential_group_fairness_score",
-    "single_feature_rules",
 ]

@@ -91,8 +91,8 @@ def score_rule_sets(
     Examples
     --------
     >>> import pandas as pd
-    >>> from pcfair.audits.testsgd import (CategoricalRule, RuleSet, SensitiveSpec,
-    ...     TabularPerturbationSampler)
+    >>> from pcfair.audits.testsgd import CategoricalRule, RuleSet, SensitiveSpec
+    >>> from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
     >>> df = pd.DataFrame({"g": ["F", "M"] * 50, "x": range(100)})
     >>> sampler = TabularPerturbationSampler().fit(df, [SensitiveSpec.categorical("g", ["F", "M"])])
     >>> sets = [RuleSet([CategoricalRule("g", (v,))]) for v in ("F", "M")]
@@ -133,7 +133,7 @@ def scores_to_frame(scores: Sequence[GroupScore]) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from pcfair.audits.testsgd import score_from_counts
+    >>> from pcfair.audits.testsgd.scoring import score_from_counts
     >>> scores_to_frame([score_from_counts(283, 91, 1000)])[["score", "margin"]].round(4).to_dict("records")
     [{'score': 0.192, 'margin': 0.0457}]
     """
@@ -169,7 +169,7 @@ def flagged(results: pd.DataFrame, xi: float, *, mode: str = "point") -> pd.Data
 
     Examples
     --------
-    >>> from pcfair.audits.testsgd import score_from_counts
+    >>> from pcfair.audits.testsgd.scoring import score_from_counts
     >>> res = scores_to_frame([score_from_counts(283, 91, 1000)])
     >>> len(flagged(res, 0.15)), len(flagged(res, 0.15, mode="conservative"))
     (1, 0)
@@ -223,7 +223,7 @@ class TestSGDResult(AuditResult):
 
     Examples
     --------
-    >>> from pcfair.audits.testsgd import score_from_counts
+    >>> from pcfair.audits.testsgd.scoring import score_from_counts
     >>> res = TestSGDResult(scores_to_frame([score_from_counts(283, 91, 1000)]))
     >>> res
     TestSGDResult(method='testsgd', n_rule_sets=1, top='None', top_score=0.192; 1 rows)

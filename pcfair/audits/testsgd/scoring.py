@@ -439,8 +439,8 @@ def group_fairness_score(
     Examples
     --------
     >>> import pandas as pd
-    >>> from pcfair.audits.testsgd import (CategoricalRule, RuleSet, SensitiveSpec,
-    ...     TabularPerturbationSampler)
+    >>> from pcfair.audits.testsgd import CategoricalRule, RuleSet, SensitiveSpec
+    >>> from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
     >>> df = pd.DataFrame({"g": ["F", "M"] * 50, "x": range(100)})
     >>> sampler = TabularPerturbationSampler().fit(df, [SensitiveSpec.categorical("g", ["F", "M"])])
     >>> R = RuleSet([CategoricalRule("g", ("F",))])
@@ -485,8 +485,8 @@ def sequential_group_fairness_score(
     Examples
     --------
     >>> import pandas as pd
-    >>> from pcfair.audits.testsgd import (CategoricalRule, RuleSet, SensitiveSpec,
-    ...     TabularPerturbationSampler)
+    >>> from pcfair.audits.testsgd import CategoricalRule, RuleSet, SensitiveSpec
+    >>> from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
     >>> df = pd.DataFrame({"g": ["F", "M"] * 50, "x": range(100)})
     >>> sampler = TabularPerturbationSampler().fit(df, [SensitiveSpec.categorical("g", ["F", "M"])])
     >>> R = RuleSet([CategoricalRule("g", ("F",))])

@@ -38,7 +38,7 @@ class GroupSampler(Protocol):
 
     Examples
     --------
-    >>> from pcfair.audits.testsgd import TabularPerturbationSampler
+    >>> from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
     >>> isinstance(TabularPerturbationSampler(), GroupSampler)
     True
     """
@@ -124,7 +124,8 @@ class SampleStream:
     Examples
     --------
     >>> import pandas as pd
-    >>> from pcfair.audits.testsgd import TabularPerturbationSampler, SensitiveSpec, RuleSet
+    >>> from pcfair.audits.testsgd import SensitiveSpec, RuleSet
+    >>> from pcfair.audits.testsgd.tabular_sampler import TabularPerturbationSampler
     >>> from pcfair.audits.testsgd import CategoricalRule
     >>> df = pd.DataFrame({"g": ["F", "M"] * 5, "x": range(10)})
     >>> s = TabularPerturbationSampler().fit(df, [SensitiveSpec.categorical("g", ["F", "M"])])

@@ -48,7 +48,8 @@ class TermReplacementSampler:
     Examples
     --------
     >>> import pandas as pd
-    >>> from pcfair.audits.testsgd import RuleSet, SensitiveSpec, TermRule
+    >>> from pcfair.audits.testsgd import RuleSet, SensitiveSpec
+    >>> from pcfair.audits.testsgd.rules import TermRule
     >>> df = pd.DataFrame({"text": ["I am a lesbian", "hello there"]})
     >>> spec = SensitiveSpec.term_category("gender", ["lesbian", "gay"], "text")
     >>> s = TermReplacementSampler().fit(df, [spec])
