@@ -11,7 +11,7 @@ import pytest
 import pandas as pd
 
 import pcfair
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 from pcfair.circuit import CircuitBuilder
 from pcfair.patterns import find_patterns
 from pcfair.patterns.naive_bayes_search import (NaiveBayesTables, nb_search,
@@ -225,7 +225,7 @@ def test_search_naive_bayes_applies_only_to_naive_bayes():
                               options=SearchOptions(naive_bayes_bound=False)) is None
 
 
-@requires_shared
+@requires_data()
 def test_german_naive_bayes_top1_is_learnfairnbs():
     """The maximum-likelihood German naive Bayes (LearnFairNB's model): top-1 |Δ| 0.41162,
     complete in well under a second (LearnFairNB's miner: 73.1 M nodes)."""

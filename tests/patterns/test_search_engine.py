@@ -10,7 +10,7 @@ import pcfair
 import pcfair.datasets
 import _pattern_oracle as oracle
 from _pcgen import random_psdd
-from conftest import requires_shared
+from conftest import requires_data
 from pcfair.circuit import CircuitBuilder
 from pcfair.patterns import certify, find_patterns
 from pcfair.patterns.search import PAPER, SearchOptions, search_order
@@ -122,7 +122,7 @@ def test_improvements_visit_fewer_nodes_on_a_learned_model():
     assert ours.stats["bound_evaluations"] < paper.stats["bound_evaluations"]
 
 
-@requires_shared
+@requires_data()
 def test_search_reproduces_the_compas_census():
     ds = pcfair.datasets.load_binarized("compas")
     pc = pcfair.learn_pc(ds.frame, ds.target)
