@@ -2,8 +2,8 @@
 
 For each of the paper's four generating models (Section 5.2: model_age, model_expl,
 model_age+rc, model_age*rc) it draws evaluation sets of n = 5000 from a fixed 75k-row
-diabetes-like population (:func:`make_diabetes_like_population`; the Diabetes 130-US data are
-not shipped) and prints, measured in the same run:
+diabetes-like population (``make_diabetes_like_population`` of ``tests/audits/_case_studies.py``;
+the Diabetes 130-US data are not shipped) and prints, measured in the same run:
 
 * MAE against the population truth by group-size bucket, for the standard, pooled,
   James-Stein, empirical-Bayes and structured estimates;
@@ -19,10 +19,15 @@ Run: ``.venv/bin/python benchmarks/bench_structured_regression.py [--draws 20] [
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "audits"))
+from _case_studies import add_semi_synthetic_output, make_diabetes_like_population  # noqa: E402
 
 from pcfair.audits.structured_regression import (
     stratified_draw,
@@ -30,8 +35,6 @@ from pcfair.audits.structured_regression import (
     true_group_metric,
 )
 from pcfair.audits.structured_regression.gof import gof_table
-from pcfair.audits.structured_regression.populations import make_diabetes_like_population
-from pcfair.audits.structured_regression.semi_synthetic import add_semi_synthetic_output
 from pcfair.audits.structured_regression.evaluation import prepare_evaluation
 
 SENS = ["race", "age", "gender"]

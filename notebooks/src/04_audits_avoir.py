@@ -17,22 +17,16 @@
 
 # %%
 import os
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from pcfair.audits.avoir import (
-    E,
-    Monitor,
-    Var,
-    allocate,
-    circuit_stream,
-    export_tree,
-    parse_spec,
-    plot_history,
-)
-from pcfair.audits.avoir import case_studies as cs
+from pcfair.audits.avoir import circuit_stream, E, Monitor, parse_spec, Var
+from pcfair.audits.avoir.export import export_tree
+from pcfair.audits.avoir.opt import allocate
+from pcfair.audits.avoir.plot import plot_history
 
 # %% [markdown]
 # ### Writing a specification
@@ -56,11 +50,11 @@ print("same tree:", built.same_as(parsed))
 
 # %%
 worked = "E[r | s == 1] - E[r | s == 0] < 0.1"
-ob = allocate(worked, [0.8, 0.5], [1550, 310], delta=0.1)
-vf = allocate(worked, [0.8, 0.5], [1550, 310], delta=0.1, split="equal")
+ob = allocate(worked, [0.8, 0.5], [1550, 310], failure_prob=0.1)
+vf = allocate(worked, [0.8, 0.5], [1550, 310], failure_prob=0.1, split="equal")
 print(f"equal split verdict: {vf.verdict}")
-print(f"optimised verdict: {ob.verdict}, δ = {ob.deltas.round(5)}, Σδ = {ob.delta:.5f}, "
-      f"δ_Y/δ_X = {ob.deltas[1] / ob.deltas[0]:.2f}   (paper: Σδ = 0.09614, ratio 2.35)")
+print(f"optimised verdict: {ob.verdict}, δ = {ob.failure_probs.round(5)}, Σδ = {ob.failure_prob:.5f}, "
+      f"δ_Y/δ_X = {ob.failure_probs[1] / ob.failure_probs[0]:.2f}   (paper: Σδ = 0.09614, ratio 2.35)")
 
 # %% [markdown]
 # ### Case-study data
@@ -70,17 +64,38 @@ print(f"optimised verdict: {ob.verdict}, δ = {ob.deltas.round(5)}, Σδ = {ob.d
 # `pcfair.datasets` when it is available. Otherwise they are read from `$PCFAIR_DATA/raw`.
 
 # %%
+ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
+                 "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
+                 "hours_per_week", "native_country", "income"]
 try:
     from pcfair.datasets import fetch_adult, fetch_compas
 
     adult_raw = fetch_adult(download_if_missing=False).frame
     compas_raw = fetch_compas(preprocess="propublica", download_if_missing=False).frame
 except Exception as err:  # noqa: BLE001 - fall back to the raw files
-    print(f"pcfair.datasets not usable here ({type(err).__name__}); reading "
-          f"{os.environ.get('PCFAIR_DATA')}/raw")
-    adult_raw = compas_raw = None
-adult = cs.adult_federal_view(adult_raw)
-compas = cs.compas_view(compas_raw)
+    raw_dir = Path(os.environ["PCFAIR_DATA"]) / "raw"
+    print(f"pcfair.datasets not usable here ({type(err).__name__}); reading {raw_dir}")
+    adult_raw = pd.read_csv(raw_dir / "adult.data", header=None, names=ADULT_COLUMNS,
+                            skipinitialspace=True, na_values="?", dtype=str)
+    compas_raw = pd.read_csv(raw_dir / "compas-scores-two-years.csv")
+
+# Adult federal employees, in file order; h = high income; sex M/F and race W as the specs write them
+fed = adult_raw[adult_raw["workclass"].astype(str).str.strip() == "Federal-gov"]
+fed = fed[fed["income"].notna()].reset_index(drop=True)
+race = fed["race"].astype(str).str.strip()
+adult = pd.DataFrame({
+    "race": np.where(race == "White", "W", race),
+    "sex": fed["sex"].astype(str).str.strip().map({"Male": "M", "Female": "F"}),
+    "h": (fed["income"].astype(str).str.strip().str.rstrip(".") == ">50K").astype(int),
+})
+# COMPAS with ProPublica's filters; hrisk = decile_score > 3 as in the authors' code
+keep = (compas_raw["days_b_screening_arrest"].abs() <= 30) & (compas_raw["is_recid"] != -1) \
+    & (compas_raw["c_charge_degree"] != "O") & compas_raw["score_text"].notna() \
+    & (compas_raw["score_text"] != "N/A")
+view = compas_raw[keep].reset_index(drop=True)
+compas = pd.DataFrame({"race": view["race"], "sex": view["sex"], "age": view["age"],
+                       "hrisk": (view["decile_score"] > 3).astype(int),
+                       "recid": view["two_year_recid"].astype(int)})
 print(len(adult), "Adult federal employees;", len(compas), "COMPAS defendants")
 
 # %% [markdown]
@@ -91,35 +106,37 @@ print(len(adult), "Adult federal employees;", len(compas), "COMPAS defendants")
 # reaches a verdict.
 
 # %%
-def run_both(spec, data, delta):
+def run_both(spec, data, failure_prob):
     rows = {}
     for split in ("optimized", "equal"):
-        monitor = Monitor(spec, delta=delta, split=split)
+        monitor = Monitor(spec, failure_prob=failure_prob, split=split)
         res = monitor.run(data)
-        rows[split] = {"verdict": res.verdict, "stop": res.stop, "delta": res.delta}
+        rows[split] = {"verdict": res.verdict, "stop": res.stop, "failure_prob": res.failure_prob}
     return pd.DataFrame(rows).T
 
 
-print(cs.ADULT_SPEC)
-run_both(cs.ADULT_SPEC, adult, 0.15)
+ADULT_SPEC = "(E[h | sex=M] - E[h | sex=F] < 0.5) & (E[h | race=W] - E[h | race!=W] < 0.5)"
+print(ADULT_SPEC)
+run_both(ADULT_SPEC, adult, 0.15)
 
 # %% [markdown]
 # The history of each subtree shows why. The sex term's upper band never falls below 0.5, but
 # the race term's band does. So we raise the sex threshold to 0.55 and run again.
 
 # %%
-monitor = Monitor(cs.ADULT_SPEC, delta=0.15)
+monitor = Monitor(ADULT_SPEC, failure_prob=0.15)
 monitor.run(adult, until_verdict=False)
 axes = plot_history(monitor)
 plt.tight_layout()
 
 # %%
-print(cs.ADULT_SPEC_REFINED)
-adult_table = run_both(cs.ADULT_SPEC_REFINED, adult, 0.15)
+ADULT_SPEC_REFINED = ADULT_SPEC.replace("< 0.5)", "< 0.55)", 1)
+print(ADULT_SPEC_REFINED)
+adult_table = run_both(ADULT_SPEC_REFINED, adult, 0.15)
 adult_table
 
 # %%
-refined = Monitor(cs.ADULT_SPEC_REFINED, delta=0.15)
+refined = Monitor(ADULT_SPEC_REFINED, failure_prob=0.15)
 res = refined.run(adult, until_verdict=False)
 alloc = res.allocation
 print(f"OB per-leaf δ at {res.stop}: {alloc.round(6)}; conjuncts "
@@ -139,15 +156,19 @@ plt.tight_layout()
 
 # %%
 compas_specs = {
-    "FPR AA/C < 1.1": cs.COMPAS_FPR,
-    "FPR C/AA > 0.9 (reciprocal)": cs.COMPAS_FPR_RECIPROCAL,
-    "FDR C/AA > 0.9": cs.COMPAS_FDR_C_AA,
-    "FDR AA/C > 0.9": cs.COMPAS_FDR_AA_C,
+    "FPR AA/C < 1.1": "E[hrisk | race=African-American & recid=0] / "
+                      "E[hrisk | race=Caucasian & recid=0] < 1.1",
+    "FPR C/AA > 0.9 (reciprocal)": "E[hrisk | race=Caucasian & recid=0] / "
+                                   "E[hrisk | race=African-American & recid=0] > 0.9",
+    "FDR C/AA > 0.9": "E[recid=0 | race=Caucasian & hrisk] / "
+                      "E[recid=0 | race=African-American & hrisk] > 0.9",
+    "FDR AA/C > 0.9": "E[recid=0 | race=African-American & hrisk] / "
+                      "E[recid=0 | race=Caucasian & hrisk] > 0.9",
 }
 rows = []
 for name, spec_text in compas_specs.items():
     for split in ("optimized", "equal"):
-        res = Monitor(spec_text, delta=0.1, split=split).run(compas)
+        res = Monitor(spec_text, failure_prob=0.1, split=split).run(compas)
         rows.append({"specification": name, "split": split, "verdict": res.verdict,
                      "stop": res.stop, "estimate": round(float(res.terms["value"].iloc[0]), 4)})
 pd.DataFrame(rows)
@@ -189,7 +210,7 @@ class TwoGroupPopulation:
 stream = circuit_stream(TwoGroupPopulation(), lambda X: X["s"].to_numpy(), outcome="d",
                         batch_size=200, n_records=20_000, random_state=0)
 psi = "E[y | s == 1] - E[y | s == 0] > 0.2"  # truth: 0.65 − 0.32 = 0.33
-res = Monitor(psi, delta=0.05).run(stream)
+res = Monitor(psi, failure_prob=0.05).run(stream)
 print(f"verdict {res.verdict} after {res.stop} sampled individuals (truth: True)")
 
 # %% [markdown]

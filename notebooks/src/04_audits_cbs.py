@@ -24,14 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pcfair.audits.cbs import (
-    DEFINITIONS,
-    compas_like_covariates,
-    conditional_bias_scan,
-    jaccard,
-    make_semisynthetic,
-    subgroup_mask,
-)
+from pcfair.audits.cbs import conditional_bias_scan, DEFINITIONS, subgroup_mask
+from pcfair.audits.cbs.synthetic import compas_like_covariates, jaccard, make_semisynthetic
 from pcfair.audits.cbs.case_study import COMPAS_ATTRIBUTES, COMPAS_SCANS, compas_case_study
 
 pd.set_option("display.width", 160)

@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 
 from pcfair.audits.structured_regression import (
-    StructuredRegression,
-    plot_estimates,
     stratified_draw,
+    StructuredRegression,
     true_group_metric,
 )
+from pcfair.audits.structured_regression.plot import plot_estimates
 
 try:
     from pcfair.datasets import fetch_compas

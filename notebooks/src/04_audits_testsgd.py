@@ -33,9 +33,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from pcfair.audits import testsgd
+from pcfair.audits.testsgd.errors import SkippedRuleSetWarning
 
 DATA = os.environ.get("PCFAIR_DATA")
-warnings.simplefilter("ignore", testsgd.SkippedRuleSetWarning)
+warnings.simplefilter("ignore", SkippedRuleSetWarning)
 
 ADULT_COLUMNS = [
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",

@@ -150,7 +150,7 @@ table[[RACE, "Sex_", "n", "standard", "structured", "exact"]]
 # %%
 spec = (f'E[r | {RACE} == "{races[1]}"] - E[r | {RACE} == "{races[0]}"] < 0.2 & '
         f'E[r | {RACE} == "{races[0]}"] - E[r | {RACE} == "{races[1]}"] < 0.2')
-mon = monitor_model(model, X, spec, delta=0.05)
+mon = monitor_model(model, X, spec, failure_prob=0.05)
 print(mon.summary())
 print("exact gap:", round(exact_rate(**{RACE: races[1]}) - exact_rate(**{RACE: races[0]}), 4))
 

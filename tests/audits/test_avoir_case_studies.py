@@ -9,10 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SHARED_DATA, requires_shared
-
-from pcfair.audits.avoir import Monitor
-from pcfair.audits.avoir.case_studies import (
+from _case_studies import (
     ADULT_SPEC,
     ADULT_SPEC_REFINED,
     COMPAS_FDR_AA_C,
@@ -22,6 +19,9 @@ from pcfair.audits.avoir.case_studies import (
     adult_federal_view,
     compas_view,
 )
+from conftest import SHARED_DATA, requires_shared
+
+from pcfair.audits.avoir import Monitor
 from pcfair.errors import DataError
 
 pytestmark = requires_shared

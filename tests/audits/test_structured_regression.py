@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import f as f_dist
 from scipy.stats import f_oneway
+from _case_studies import make_diabetes_like_population
 from sklearn.metrics import roc_auc_score
 
 from pcfair.audits.structured_regression import gof_test, group_metric, StructuredRegression
@@ -25,7 +26,6 @@ from pcfair.audits.structured_regression.baselines import (
     pooled_estimate,
 )
 from pcfair.audits.structured_regression.gof import nested_f_test
-from pcfair.audits.structured_regression.populations import make_diabetes_like_population
 from pcfair.audits.structured_regression.variance import pooled_variance
 from pcfair.audits.structured_regression import _kernels
 from pcfair.audits.structured_regression.evaluation import prepare_evaluation

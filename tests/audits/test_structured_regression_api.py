@@ -12,17 +12,17 @@ import pandas as pd
 import pytest
 from conftest import SHARED_DATA, requires_shared
 
+from _case_studies import (
+    add_semi_synthetic_output,
+    make_diabetes_like_population,
+    semi_synthetic_means,
+)
+
 import pcfair.audits.structured_regression as sr_pkg
 import pcfair.cli
 from pcfair.audits.structured_regression import StructuredRegression, true_group_metric
 from pcfair.audits.structured_regression.plot import plot_estimates
-from pcfair.audits.structured_regression.populations import (
-    make_diabetes_like_population,
-    sample_population,
-    stratified_sample,
-)
-from pcfair.audits.structured_regression.semi_synthetic import add_semi_synthetic_output
-from pcfair.audits.structured_regression.semi_synthetic import semi_synthetic_means
+from pcfair.audits.structured_regression.populations import sample_population, stratified_sample
 from pcfair.errors import OptionError, DataError, PCFairError, SpecError
 
 ROOT = Path(__file__).resolve().parents[2]

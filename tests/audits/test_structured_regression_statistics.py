@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _case_studies import add_semi_synthetic_output, make_diabetes_like_population
+
 from pcfair.audits.structured_regression import (
     stratified_draw,
     StructuredRegression,
     true_group_metric,
 )
-from pcfair.audits.structured_regression.populations import make_diabetes_like_population
-from pcfair.audits.structured_regression.semi_synthetic import add_semi_synthetic_output
 from pcfair.audits.structured_regression.evaluation import prepare_evaluation
 from pcfair.audits.structured_regression.gof import gof_from_evaluation
 

@@ -11,8 +11,8 @@ or by an optimiser (AVOIR-OB, never later than the equal split).
 Modules: :mod:`.ast` (builder and parser), :mod:`.bounds` (concentration inequalities),
 :mod:`.rules` (propagation and Kleene logic), :mod:`.opt` (δ allocation), :mod:`.monitor`
 (Algorithm 1, the decorator and model monitoring), :mod:`.stream` (records drawn from a
-probabilistic circuit), :mod:`.export` (tabular JSON), :mod:`.plot` (matplotlib),
-:mod:`.case_studies` (the paper's Adult and COMPAS views).
+probabilistic circuit), :mod:`.export` (tabular JSON), :mod:`.plot` (matplotlib). The paper's
+Adult and COMPAS case studies are reproduced in ``tests/audits/test_avoir_case_studies.py``.
 
 Example::
 
@@ -22,6 +22,7 @@ Example::
     result.verdict, result.stop, result.leaves
 
 Names. ``Monitor(spec, failure_prob=0.1, split="optimized" | "equal", optimize_every=5)``:
+``failure_prob`` is the paper's Δ (``delta`` in pcfair is only ever a discrimination threshold);
 ``split`` is the spec's ``allocation`` and ``optimize_every`` its ``batch`` (checks every 5
 records, as in every case study); :meth:`Monitor.update` is also available as ``feed``.
 

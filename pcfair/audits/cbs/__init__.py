@@ -5,16 +5,16 @@ Port of Boxer, McFowland III and Neill, *Auditing Predictive Models for Intersec
 Biases* (arXiv 2306.13064), written from the paper and ``specs/cbs.md``.
 
 - :func:`conditional_bias_scan` runs the whole method on a DataFrame and returns a
-  :class:`CBSResult`; :func:`cbs_audit` runs it for every protected value (paper Table 4).
-- :data:`DEFINITIONS` names every fairness definition of the paper's Table 1.
-- Building blocks: :func:`estimate_expectations` (Î by propensity re-weighting), the scores
-  :class:`BernoulliScore` and :class:`GaussianLogitShiftScore`, the subset scan
-  (:func:`scan`, :func:`coordinate_step`, :func:`score_subgroup`, :class:`SubsetScanner`) and
-  the permutation p-value (:func:`permutation_pvalue`).
-- Preprocessing and models: :func:`discretize`, :func:`circuit_propensity`; the audited
-  model goes through :func:`pcfair.audits._model.as_model` (``model=``).
-- The paper's experiments: :func:`make_semisynthetic`, :func:`compas_like_covariates`,
-  :func:`jaccard`, and :mod:`pcfair.audits.cbs.case_study` (COMPAS, Table 4).
+  :class:`CBSResult`; :func:`cbs_audit` runs it for every protected value (paper Table 4);
+  :class:`CBSScans` holds the four scans of one protected class.
+- :data:`DEFINITIONS` names every fairness definition of the paper's Table 1;
+  :func:`discretize` bins continuous covariates; :func:`subgroup_mask` selects a subgroup.
+- Building blocks, importable from their modules: :mod:`.expectations` (Î by propensity
+  re-weighting), :mod:`.scoring`, :mod:`.search` (the subset scan), :mod:`.permutation`
+  (the p-value), :mod:`.models` (:func:`~.models.circuit_propensity`); the audited model goes
+  through :func:`pcfair.audits._model.as_model` (``model=``).
+- The paper's experiments: :mod:`.synthetic` (semi-synthetic data with a planted bias
+  subgroup) and :mod:`.case_study` (COMPAS, Table 4).
 """
 
 from pcfair.audits.cbs.audit import cbs_audit, conditional_bias_scan

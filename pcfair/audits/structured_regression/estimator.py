@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from pcfair.audits._result import AuditResult, json_value
+from pcfair._random import check_random_state
 from pcfair.errors import SpecError
 
-from ._rng import as_generator, child_generators
 from .baselines import empirical_bayes, james_stein_bock, pooled_estimate
 from .evaluation import EvaluationData, prepare_evaluation
 from .features import Term, group_means
@@ -30,6 +30,7 @@ from .fit import (
     SELECT_RULES,
     LassoSolver,
     alpha_multiplier,
+    child_generators,
     cv_splits,
     eq5_lambda,
     select_alpha,
@@ -358,7 +359,7 @@ class StructuredRegression:
             On unknown options.
         """
         grid = self._check_params()
-        rng = as_generator(self.random_state)
+        rng = check_random_state(self.random_state)
         boot_rng, cv_rng, ci_rng = child_generators(rng, 3)
         ev = prepare_evaluation(
             df,
@@ -520,7 +521,7 @@ class StructuredRegression:
         key = (method, int(n_boot), residuals)
         if random_state is None and key in self._ci_cache:
             return self._ci_cache[key]
-        rng = np.random.default_rng(self._ci_seed) if random_state is None else as_generator(random_state)
+        rng = np.random.default_rng(self._ci_seed) if random_state is None else check_random_state(random_state)
         ev = self._ev
         ok = ev.defined
         pred = ev.n > 0

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.errors import DataError, SpecError
 
-from ._rng import as_generator
 from pcfair.audits._model import as_model
 from .features import FeatureSpace, group_means, outcome_levels_of
 from .groups import GroupIndex, build_group_index
@@ -182,7 +182,7 @@ def prepare_evaluation(
     z = np.where(n > 0, z, np.nan)
     if not np.any(np.isfinite(z)):
         raise DataError(f"metric {prepared.name!r} is undefined in every group")
-    rng = as_generator(random_state)
+    rng = check_random_state(random_state)
     replicates = prepared.bootstrap(codes, n_groups, int(n_boot_var), rng)
     var_boot = bootstrap_variance(replicates)
     sigma2_a, sigma2 = group_variances(n, var_boot, variance)

@@ -26,9 +26,9 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import ElasticNet
 
+from pcfair._random import check_random_state
 from pcfair.errors import SpecError
 
-from ._rng import as_generator, child_generators
 
 #: the reference implementations' grid, as multiples of ``alpha_mul``
 GRID_MULTIPLIERS = (20.0, 10.0, 5.0, 2.0, 1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005)
@@ -95,7 +95,7 @@ def cv_splits(
         raise SpecError(f"unknown cv {scheme!r}: use one of {', '.join(CV_SCHEMES)}")
     if n_splits < 2:
         raise SpecError(f"n_splits must be at least 2, got {n_splits}")
-    rng = as_generator(random_state)
+    rng = check_random_state(random_state)
     members = [np.flatnonzero(codes == g) for g in range(n_groups)]
     n_rows = codes.shape[0]
     if scheme == "mc90":
@@ -226,3 +226,10 @@ def select_alpha(alphas: np.ndarray, losses: np.ndarray, rule: str = "min") -> i
     bound = np.min(mean + se)
     ok = [i for i in by_size if mean[i] < bound]
     return int(ok[0]) if ok else int(by_size[np.argmin(mean[by_size])])
+
+
+def child_generators(rng: np.random.Generator, k: int) -> list[np.random.Generator]:
+    """``k`` independent generators derived from ``rng`` (advances ``rng`` by one draw), for the
+    bootstrap replicates and the cross-validation splits."""
+    seeds = rng.integers(0, 2**63 - 1, size=k, dtype=np.int64)
+    return [np.random.default_rng(int(s)) for s in seeds]

@@ -30,10 +30,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.errors import DataError, SpecError
 
 from . import _kernels
-from ._rng import as_generator
 from .groups import build_group_index
 from .variance import bootstrap_variance
 
@@ -412,6 +412,35 @@ def group_metric(
         index=gi.index,
     )
     if n_boot > 0:
-        reps = m.bootstrap(codes, gi.n_groups, int(n_boot), as_generator(random_state))
+        reps = m.bootstrap(codes, gi.n_groups, int(n_boot), check_random_state(random_state))
         out["var_boot"] = bootstrap_variance(reps)
     return out
+
+
+def true_group_metric(
+    population: pd.DataFrame,
+    sensitive: Sequence[str],
+    metric="mean",
+    *,
+    output: str = "y_hat",
+    outcome: str | None = None,
+    threshold: float | None = None,
+    categories: dict | None = None,
+) -> pd.Series:
+    """The ground truth ``mu_a = m(D_a)`` of every group of a finite population.
+
+    Returns a Series indexed like :attr:`StructuredRegression.estimates_` (NaN for groups the
+    population lacks or where the metric is undefined).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pop = pd.DataFrame({"a": [0, 0, 1], "b": [0, 0, 0], "y_hat": [1.0, 0.0, 1.0]})
+    >>> true_group_metric(pop, ["a", "b"]).tolist()
+    [0.5, 1.0]
+    """
+    table = group_metric(population, sensitive, metric, outcome=outcome, output=output, threshold=threshold)
+    if categories:
+        index = build_group_index(population, sensitive, categories).index
+        table = table.reindex(index)
+    return table["standard"].rename("truth")

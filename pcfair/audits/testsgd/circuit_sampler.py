@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.errors import DataError, StructureError, VariableError
 
 from .errors import EmptyGroupError
 from .rules import RuleSet
 from .specs import SensitiveSpec
-from .streams import as_generator
 
 __all__ = ["PCConditionalSampler", "BinCodes"]
 
@@ -341,7 +341,7 @@ class PCConditionalSampler:
             The circuit's bins of a feature do not refine a rule.
         """
         self._check_fitted()
-        rng = as_generator(random_state)
+        rng = check_random_state(random_state)
         n = int(n)
         for f in rule_set.features:
             if f not in self.variables_:

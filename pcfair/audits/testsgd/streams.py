@@ -16,10 +16,12 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
+
 from .rules import RuleSet
 from .specs import SensitiveSpec
 
-__all__ = ["GroupSampler", "SampleStream", "as_generator", "seed_sequence"]
+__all__ = ["GroupSampler", "SampleStream", "seed_sequence"]
 
 #: Default number of samples drawn per chunk of a stream.
 CHUNK_SIZE = 512
@@ -50,13 +52,6 @@ class GroupSampler(Protocol):
     def sample(
         self, rule_set: RuleSet, n: int, *, in_group: bool, random_state: Any = None
     ) -> Batch: ...
-
-
-def as_generator(random_state: int | np.random.Generator | None) -> np.random.Generator:
-    """``np.random.default_rng`` on an int, a Generator or None."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
 
 
 def seed_sequence(random_state: int | np.random.Generator | None) -> np.random.SeedSequence:
@@ -151,7 +146,7 @@ class SampleStream:
         if isinstance(random_state, np.random.SeedSequence):
             self._rng = np.random.default_rng(random_state)
         else:
-            self._rng = as_generator(random_state)
+            self._rng = check_random_state(random_state)
         self.chunk_size = int(chunk_size)
         self.uses_plans = _has_plans(sampler, self.in_group)
         self._buffer: list[Any] = []

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.errors import DataError
 
 from . import _kernels
 from .errors import EmptyGroupError, RuleSetError
 from .rules import RuleSet
 from .specs import SensitiveSpec
-from .streams import as_generator
 
 __all__ = ["TabularPerturbationSampler", "Perturbation"]
 
@@ -228,7 +228,7 @@ class TabularPerturbationSampler:
             No row of D can seed the requested group.
         """
         self._check_fitted()
-        rng = as_generator(random_state)
+        rng = check_random_state(random_state)
         pool = self._pool(rule_set, bool(in_group))
         if pool.size == 0:
             side = "satisfies" if in_group else "violates"

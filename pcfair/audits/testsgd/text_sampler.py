@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pcfair._random import check_random_state
 from pcfair.errors import DataError
 
 from .errors import EmptyGroupError
 from .rules import RuleSet, TermRule
 from .specs import SensitiveSpec
-from .streams import as_generator
 from .terms import cached_matcher
 
 __all__ = ["TermReplacementSampler"]
@@ -137,7 +137,7 @@ class TermReplacementSampler:
         self._check_fitted()
         if not in_group and self.rest_sampler is not None:
             raise DataError("draw_plan is not available for not-R with a custom rest_sampler")
-        rng = as_generator(random_state)
+        rng = check_random_state(random_state)
         pool = np.flatnonzero(self.seed_mask(rule_set) if in_group else ~self.member_mask(rule_set))
         if pool.size == 0:
             what = "mentions every category of" if in_group else "lacks a term of"
@@ -171,7 +171,7 @@ class TermReplacementSampler:
         """
         self._check_fitted()
         if not in_group and self.rest_sampler is not None:
-            rng = as_generator(random_state)
+            rng = check_random_state(random_state)
             out = list(self.rest_sampler(self, rule_set, int(n), rng))
             if len(out) != n:
                 raise DataError(f"rest_sampler returned {len(out)} texts, {n} were asked for")
