@@ -28,7 +28,7 @@ import pandas as pd
 
 from pcfair.audits.cbs import conditional_bias_scan
 from pcfair.audits.cbs.search import SubsetScanner
-from pcfair.audits.cbs.synthetic import compas_like_covariates, make_semisynthetic
+from pcfair.datasets.synthetic import compas_like_covariates, make_semisynthetic
 
 
 def scan_inputs(n: int, seed: int = 0):

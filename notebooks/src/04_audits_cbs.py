@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair.audits.cbs import conditional_bias_scan, DEFINITIONS, subgroup_mask
-from pcfair.audits.cbs.synthetic import compas_like_covariates, jaccard, make_semisynthetic
+from pcfair.datasets.synthetic import compas_like_covariates, jaccard, make_semisynthetic
 from pcfair.audits.cbs.case_study import COMPAS_ATTRIBUTES, COMPAS_SCANS, compas_case_study
 
 pd.set_option("display.width", 160)

@@ -22,7 +22,7 @@ from pcfair.audits.cbs.audit import TABLE4_COLUMNS
 from pcfair.audits.cbs.definitions import FairnessDefinition, resolve_definition
 from pcfair.audits.cbs.expectations import estimate_expectations
 from pcfair.audits.cbs.models import circuit_propensity
-from pcfair.audits.cbs.synthetic import compas_like_covariates, make_semisynthetic
+from pcfair.datasets.synthetic import compas_like_covariates, make_semisynthetic
 from pcfair.errors import DataError, PCFairError, VariableError
 
 COV = ["sex", "age", "charge", "priors"]

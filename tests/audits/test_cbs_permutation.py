@@ -7,7 +7,7 @@ import pytest
 
 from pcfair.audits.cbs import CBSOptionError, conditional_bias_scan
 from pcfair.audits.cbs.permutation import permutation_pvalue
-from pcfair.audits.cbs.synthetic import compas_like_covariates, make_semisynthetic
+from pcfair.datasets.synthetic import compas_like_covariates, make_semisynthetic
 from pcfair.audits.cbs.permutation import resolve_n_jobs, run_permutations
 
 SEP_PROB = dict(family="separation", predictions="probabilities", direction="positive")

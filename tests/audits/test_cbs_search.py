@@ -19,7 +19,7 @@ from test_cbs_oracle import brute_force_scan, brute_force_step, subgroup_score
 
 from pcfair.audits.cbs import CBSOptionError
 from pcfair.audits.cbs.search import coordinate_step, scan, score_subgroup, SubsetScanner
-from pcfair.audits.cbs.synthetic import jaccard
+from pcfair.datasets.synthetic import jaccard
 from pcfair.errors import DataError, VariableError
 
 KINDS = ("bernoulli", "gaussian")

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from conftest import SHARED_DATA, requires_shared
 
-from pcfair.audits.cbs import CBSOptionError, conditional_bias_scan, subgroup_mask
-from pcfair.audits.cbs.synthetic import compas_like_covariates, jaccard, make_semisynthetic
-from pcfair.errors import DataError
+from pcfair.audits.cbs import conditional_bias_scan, subgroup_mask
+from pcfair.datasets.synthetic import compas_like_covariates, jaccard, make_semisynthetic
+from pcfair.errors import DataError, OptionError
 
 SCANS = {
     "sep_prob": dict(family="separation", predictions="probabilities", direction="positive"),
@@ -62,10 +62,10 @@ def test_sufficiency_bias_is_recovered_by_sufficiency_scans(covariates):
 
 
 def test_base_rate_shift_fires_separation_but_not_sufficiency(covariates):
-    r = _study(covariates, dict(delta=0.5), list(SCANS), SEEDS)
+    r = _study(covariates, dict(base_rate_shift=0.5), list(SCANS), SEEDS)
     assert r["sep_prob"][1] > 30 and r["sep_rec"][1] > 30
     assert r["suf_prob"][1] < 6 and r["suf_rec"][1] < 6
-    sim = make_semisynthetic(covariates, random_state=0, delta=0.5)
+    sim = make_semisynthetic(covariates, random_state=0, base_rate_shift=0.5)
     res, _ = _run(sim, "suf_prob", seed=0, n_permutations=19)
     assert res.p_value > 0.05
 
@@ -82,7 +82,7 @@ def test_semisynthetic_study_over_twenty_seeds(covariates):
     seeds = range(20)
     sep = _study(covariates, dict(mu_sep=1.0), list(SCANS), seeds)
     suf = _study(covariates, dict(mu_suf=1.0), list(SCANS), seeds)
-    shift = _study(covariates, dict(delta=0.5), list(SCANS), seeds)
+    shift = _study(covariates, dict(base_rate_shift=0.5), list(SCANS), seeds)
     none = _study(covariates, {}, list(SCANS), seeds)
     s0 = _study(covariates, dict(mu_sep=1.0, sigma_true=0.0), ["suf_prob", "suf_rec"], seeds)
     assert sep["sep_prob"][0] >= 0.8 and sep["sep_rec"][0] >= 0.8
@@ -97,7 +97,7 @@ def test_semisynthetic_study_over_twenty_seeds(covariates):
 def test_sufficiency_scan_is_not_significant_under_a_base_rate_shift(covariates):
     rejections = 0
     for seed in range(10):
-        sim = make_semisynthetic(covariates, random_state=seed, delta=0.5)
+        sim = make_semisynthetic(covariates, random_state=seed, base_rate_shift=0.5)
         res, _ = _run(sim, "suf_prob", seed, n_permutations=19)
         rejections += res.p_value < 0.05
     assert rejections <= 2
@@ -147,15 +147,15 @@ def test_generator_sufficiency_injection_lowers_outcomes_inside(covariates):
 
 
 def test_generator_is_reproducible_and_validates(covariates):
-    a = make_semisynthetic(covariates, random_state=4, delta=0.5)
-    b = make_semisynthetic(covariates, random_state=4, delta=0.5)
+    a = make_semisynthetic(covariates, random_state=4, base_rate_shift=0.5)
+    b = make_semisynthetic(covariates, random_state=4, base_rate_shift=0.5)
     pd.testing.assert_frame_equal(a.data, b.data)
     assert a.protected == b.protected
-    with pytest.raises(CBSOptionError, match="p_bias"):
+    with pytest.raises(OptionError, match="p_bias"):
         make_semisynthetic(covariates, p_bias=0.0)
     with pytest.raises(DataError, match="column named 'y'"):
         make_semisynthetic(covariates.assign(y=1))
-    with pytest.raises(CBSOptionError, match="n_bias_attributes=5"):
+    with pytest.raises(OptionError, match="n_bias_attributes=5"):
         make_semisynthetic(covariates, n_bias_attributes=5)
 
 

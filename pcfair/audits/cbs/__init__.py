@@ -13,8 +13,8 @@ Biases* (arXiv 2306.13064), written from the paper and ``specs/cbs.md``.
   re-weighting), :mod:`.scoring`, :mod:`.search` (the subset scan), :mod:`.permutation`
   (the p-value), :mod:`.models` (:func:`~.models.circuit_propensity`); the audited model goes
   through :func:`pcfair.audits._model.as_model` (``model=``).
-- The paper's experiments: :mod:`.synthetic` (semi-synthetic data with a planted bias
-  subgroup) and :mod:`.case_study` (COMPAS, Table 4).
+- The paper's experiments: :mod:`.case_study` (COMPAS, Table 4); its semi-synthetic data
+  with a planted bias subgroup are :func:`pcfair.datasets.synthetic.make_semisynthetic`.
 """
 
 from pcfair.audits.cbs.audit import cbs_audit, conditional_bias_scan
