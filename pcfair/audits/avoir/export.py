@@ -15,7 +15,8 @@ import os
 
 import numpy as np
 
-from pcfair.audits.avoir.monitor import Monitor, _json_value, _truth_obj
+from pcfair.audits._result import json_value
+from pcfair.audits.avoir.monitor import Monitor, _truth_obj
 from pcfair.errors import DataError
 
 __all__ = ["export_tree", "to_json"]
@@ -59,17 +60,17 @@ def export_tree(monitor: Monitor) -> list[dict]:
             eps = np.nan if spec_level else float(ev.epsilon[k, i])
             entry = {
                 "t": int(t[k]),
-                "value": _json_value(value),
-                "epsilon": _json_value(eps),
-                "failure_prob": _json_value(ev.delta[k, i]),
-                "lower": _json_value(value - eps),
-                "upper": _json_value(value + eps),
+                "value": json_value(value),
+                "epsilon": json_value(eps),
+                "failure_prob": json_value(ev.delta[k, i]),
+                "lower": json_value(value - eps),
+                "upper": json_value(value + eps),
             }
             if node.kind == "leaf":
                 entry["n"] = int(counts[k, node.leaf])
             if node.is_spec:
                 entry["truth"] = _truth_obj(ev.truth[k, i])
-                entry["charged"] = _json_value(ev.charged[k, i])
+                entry["charged"] = json_value(ev.charged[k, i])
             vals.append(entry)
         rows.append({
             "id": node.id,

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair.audits._model import as_model
-from pcfair.audits._result import AuditResult
+from pcfair.audits._result import AuditResult, json_value
 from pcfair.audits.avoir._kernels import upsert_cumulative
 from pcfair.audits.avoir._program import Evaluation, Program
 from pcfair.audits.avoir.ast import ColumnCache, Spec, parse_spec
@@ -175,13 +175,13 @@ class MonitorResult(AuditResult):
         """A JSON-ready dictionary (infinite or missing numbers become None)."""
         rows = []
         for rec in self.terms.to_dict(orient="records"):
-            rows.append({k: _json_value(v) for k, v in rec.items()})
+            rows.append({k: json_value(v) for k, v in rec.items()})
         return {
             "method": self.method,
             "spec": self._program.spec.to_text(),
             "verdict": self.verdict,
             "stop": self.stop,
-            "failure_prob": _json_value(self.failure_prob),
+            "failure_prob": json_value(self.failure_prob),
             "failure_budget": self.failure_budget,
             "split": self.split,
             "n_observed": self.n_observed,
@@ -205,18 +205,6 @@ class MonitorResult(AuditResult):
 
     def __str__(self) -> str:
         return self.summary()
-
-
-def _json_value(v):
-    if v is None or v is pd.NA:
-        return None
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return float(v) if np.isfinite(v) else None
-    return v
 
 
 def _node_frame(prog: Program, ev: Evaluation, counts: np.ndarray, row: int) -> pd.DataFrame:
