@@ -19,12 +19,12 @@ from _case_studies import (
     adult_federal_view,
     compas_view,
 )
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 from pcfair.audits.avoir import Monitor
 from pcfair.errors import DataError
 
-pytestmark = requires_shared
+pytestmark = requires_data()
 
 
 @pytest.fixture(scope="module")

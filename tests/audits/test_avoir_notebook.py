@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 SOURCE = Path(__file__).resolve().parents[2] / "notebooks" / "src" / "04_audits_avoir.py"
 
@@ -20,7 +20,7 @@ def test_notebook_source_is_in_percent_format():
     assert "import matplotlib" in text
 
 
-@requires_shared
+@requires_data()
 def test_notebook_section_runs_quickly(monkeypatch):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 from pcfair.audits.cbs import conditional_bias_scan
 from pcfair.audits.cbs.case_study import (
@@ -18,7 +18,7 @@ from pcfair.audits.cbs.case_study import (
     compas_case_study,
 )
 
-pytestmark = requires_shared
+pytestmark = requires_data()
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,13 @@ import runpy
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "src" / "04_audits_cbs.py"
 
 
 @pytest.mark.slow
-@requires_shared
+@requires_data()
 def test_cbs_notebook_section_runs(monkeypatch):
     monkeypatch.setenv("PCFAIR_DATA", str(SHARED_DATA))
     ns = runpy.run_path(str(NOTEBOOK))

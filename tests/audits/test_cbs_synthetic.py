@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 from pcfair.audits.cbs import conditional_bias_scan, subgroup_mask
 from pcfair.datasets.synthetic import compas_like_covariates, jaccard, make_semisynthetic
@@ -104,7 +104,7 @@ def test_sufficiency_scan_is_not_significant_under_a_base_rate_shift(covariates)
 
 
 @pytest.mark.slow
-@requires_shared
+@requires_data()
 def test_semisynthetic_on_real_compas_covariates():
     from pcfair.datasets import fetch_compas
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 from _case_studies import (
     add_semi_synthetic_output,
@@ -271,7 +271,7 @@ def test_options_are_validated():
 
 
 # --------------------------------------------------------------------------- notebook section
-@requires_shared
+@requires_data()
 def test_notebook_section_runs_top_to_bottom(monkeypatch, capsys):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SHARED_DATA, requires_shared
+from conftest import SHARED_DATA, requires_data
 
 from pcfair.audits.testsgd import audit
 
@@ -36,7 +36,7 @@ def test_notebook_section_is_in_percent_format():
             assert all(line.startswith("#") or not line.strip() for line in body)
 
 
-@requires_shared
+@requires_data()
 def test_notebook_section_runs(monkeypatch):
     monkeypatch.setenv("PCFAIR_DATA", str(SHARED_DATA))
     monkeypatch.setenv("MPLBACKEND", "Agg")
@@ -57,7 +57,7 @@ def _adult() -> tuple[pd.DataFrame, pd.Series]:
 
 
 @pytest.mark.slow
-@requires_shared
+@requires_data()
 def test_census_six_layer_network_shows_the_papers_kind_of_group():
     from sklearn.compose import ColumnTransformer
     from sklearn.neural_network import MLPClassifier
