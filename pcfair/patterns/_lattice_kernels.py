@@ -251,6 +251,10 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     n_c = len(combo_xy)
     mags = np.empty(n_c)
     thresholds = deltas + atol
+    kl_cap = np.empty(n_d)  # the largest KL(q ‖ δ) or KL(q ‖ 1 − δ) over q ∈ [0, 1]
+    for d in range(n_d):
+        lo_c = min(deltas[d], 1.0 - deltas[d])
+        kl_cap[d] = -math.log(lo_c) if lo_c > 0.0 else math.inf
     lo_thr = lo_delta + atol
     best_val = best[0]
     n_defined = 0
@@ -331,8 +335,12 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                 for d in range(n_d):
                     if not mag > deltas[d] + atol:
                         continue
-                    # cheap sound bound first: q' ≥ δ (resp. ≤ 1 − δ), see divergence_bound
+                    # cheap sound bounds first: q' ≥ δ (resp. ≤ 1 − δ), see divergence_bound;
+                    # and KL(q ‖ c) ≤ q·log(1/c) + (1 − q)·log(1/(1 − c)) ≤ kl_cap[d] for
+                    # c ∈ {δ, 1 − δ}, so P(x, y)·kl_cap[d] bounds it without a logarithm
                     if div_sizes[d] == k_div:
+                        if p_xy * kl_cap[d] * (1.0 + 1e-9) <= div_vals[d, 0]:
+                            continue
                         ub = p_xy * (_kl(q, deltas[d]) if score > 0 else _kl(q, 1.0 - deltas[d]))
                         if ub * (1.0 + 1e-9) <= div_vals[d, 0]:
                             continue
