@@ -287,7 +287,8 @@ class NaiveBayesBound:
                 continue
             k = int(card[v])
             pair = lp[i: i + 2 * k].reshape(k, 2)
-            w.append((pair[:, 0] - lp[0]) - (pair[:, 1] - lp[1]))
+            with np.errstate(invalid="ignore"):  # a zero-probability value: NaN, refused below
+                w.append((pair[:, 0] - lp[0]) - (pair[:, 1] - lp[1]))
             i += 2 * k
         if not np.isfinite(prior) or not all(np.all(np.isfinite(a)) for a in w):
             return None
