@@ -13,7 +13,7 @@ from pcfair.audits import AuditResult
 from pcfair.audits._result import json_records, json_value
 from pcfair.audits.avoir import Monitor
 from pcfair.audits.cbs import CBSScans, conditional_bias_scan
-from pcfair.audits.structured_regression import StructuredRegression
+from pcfair.audits.structured_regression import StructuredRegression, gof_test
 from pcfair.audits.testsgd import TestSGDResult, audit
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -45,8 +45,9 @@ def _results(df):
     sr = StructuredRegression(["g", "x"], outcome="y", output="r", n_boot_var=20,
                               n_splits=3).fit(df, "acc").result_
     mon = Monitor("E[r | g == 1] - E[r | g == 0] > 0.05", failure_prob=0.1).run(df)
+    gof = gof_test(df, "sel", "x", "g+x", sensitive=["g", "x"], outcome=None, output="r")
     return {"CBSResult": scan, "CBSResult+perm": tested, "CBSScans": scans,
-            "TestSGDResult": sgd, "SRResult": sr, "MonitorResult": mon}
+            "TestSGDResult": sgd, "SRResult": sr, "MonitorResult": mon, "GofResult": gof}
 
 
 def test_every_result_has_the_shared_shape(frame):
@@ -56,7 +57,7 @@ def test_every_result_has_the_shared_shape(frame):
         assert isinstance(table, pd.DataFrame) and len(table) > 0, name
         d = res.to_dict()
         assert d["method"] == res.method and res.method in {"cbs", "testsgd", "regression",
-                                                            "monitor"}
+                                                            "regression-gof", "monitor"}
         text = json.dumps(d, allow_nan=False)  # JSON-ready: no numpy types, no NaN
         assert json.loads(text) == d, name
         r = repr(res)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import f as f_dist
 
+from pcfair.audits._result import AuditResult, json_value
 from pcfair.errors import DataError, SpecError
 
 from .evaluation import EvaluationData, prepare_evaluation
@@ -31,8 +32,8 @@ from .features import Term
 UNITS = ("group", "individual")
 
 
-@dataclass(frozen=True)
-class GofResult:
+@dataclass(frozen=True, repr=False)
+class GofResult(AuditResult):
     """Result of a nested-model F-test.
 
     Attributes
@@ -58,7 +59,11 @@ class GofResult:
     ...                 n_units=24, reduced="expl", full="expl+sens")
     >>> res.to_dict()["p"]
     0.089
+    >>> res.to_frame().shape
+    (1, 10)
     """
+
+    method = "regression-gof"
 
     F: float
     df1: int
@@ -71,9 +76,25 @@ class GofResult:
     full: str
     unit: str = "group"
 
-    def to_dict(self) -> dict:
-        """The result as a plain dict (JSON-friendly)."""
+    def headline(self) -> dict:
+        """Every field: the test is its own headline."""
         return asdict(self)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The test as a one-row table."""
+        return pd.DataFrame([asdict(self)])
+
+    def to_dict(self) -> dict:
+        """The result as a plain dict (JSON-friendly: an infinite F becomes None)."""
+        return {"method": self.method, **json_value(asdict(self))}
+
+    def _plot(self, ax, **kwargs):
+        """The two residual sums of squares, the test's statistic and p-value in the title."""
+        ax.bar(["reduced: " + self.reduced, "full: " + self.full],
+               [self.rss_reduced, self.rss_full], color=["#9e9e9e", "#1f77b4"], **kwargs)
+        ax.set_ylabel(f"weighted RSS ({self.unit}s)")
+        ax.set_title(f"F({self.df1}, {self.df2}) = {self.F:.3g}, p = {self.p:.3g}")
+        return ax
 
 
 def _rss_and_rank(x: np.ndarray, y: np.ndarray, root_w: np.ndarray) -> tuple[float, int]:
