@@ -307,9 +307,9 @@ class Circuit:
                    pairwise_budget: int = 50_000) -> "PropertyReport":
         """Check smoothness, decomposability, determinism and structured decomposability.
 
-        See :func:`pcfair.circuit.properties.check_properties` (results are cached).
+        See :func:`pcfair.inference.properties.check_properties` (results are cached).
         """
-        from pcfair.circuit.properties import check_properties
+        from pcfair.inference.properties import check_properties
 
         return derived(self, ("properties", exhaustive_limit, pairwise_budget),
                        lambda: check_properties(self, exhaustive_limit=exhaustive_limit,

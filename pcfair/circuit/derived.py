@@ -49,7 +49,7 @@ KEYS = {
     "num_edges": "pcfair.circuit.circuit",
     "leaf_lognorm": "pcfair.circuit.circuit",
     "scopes": "pcfair.circuit._scopes",
-    "properties": "pcfair.circuit.properties",
+    "properties": "pcfair.inference.properties",
     "marginal_problems": "pcfair.circuit.properties",
     "positive": "pcfair.inference.quotient",
     "kernel_args": "pcfair.inference.marginals",

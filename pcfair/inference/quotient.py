@@ -59,7 +59,7 @@ class PairPlan:
         Their common vtree (used for the exact ratio-of-marginals shortcuts).
     path_primes : tuple, optional
         ``(exclusive, distinct_exclusive, shared_ok)`` from
-        :func:`pcfair.circuit.properties.rightmost_path_primes`, combined for both circuits.
+        :func:`pcfair.inference.properties.rightmost_path_primes`, combined for both circuits.
         Without it the right-most-path shortcuts are off (the pass stays sound).
     relaxed : array of bool or sequence of variables, optional
         The variables on which the two sides may differ (observed with different values, or
@@ -817,7 +817,7 @@ def _quotient_structure(circuit: Circuit, assume_deterministic: bool) -> tuple:
             + ". Use an engine that needs only marginals (e.g. the dense engine) instead."
         )
     vt = rep.vtree
-    from pcfair.circuit.properties import rightmost_path_primes
+    from pcfair.inference.properties import rightmost_path_primes
 
     return vt, rightmost_path_primes(circuit, vt)
 

@@ -235,3 +235,27 @@ def test_leaf_with_no_parameters_has_minus_infinite_lognorm():
                          pc.edge_b, pc.edge_logw)
     assert empty.kind[0] == CATEGORICAL
     assert empty.leaf_lognorm[0] == -np.inf
+
+
+def test_the_circuit_package_imports_nothing_from_inference_or_patterns():
+    """House rule: pcfair.circuit holds the representation; algorithms live in inference/ and
+    patterns/ and import it, never the other way (Circuit's convenience methods delegate to
+    inference/ inside the method)."""
+    import ast
+    from pathlib import Path
+
+    import pcfair.circuit
+
+    root = Path(pcfair.circuit.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        methods = {id(n) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef)
+                   for fn in cls.body if isinstance(fn, ast.FunctionDef)
+                   for n in ast.walk(fn)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.startswith(("pcfair.inference", "pcfair.patterns")):
+                if not (path.name == "circuit.py" and id(node) in methods):
+                    offenders.append(f"{path.name}:{node.lineno} {node.module}")
+    assert offenders == []
