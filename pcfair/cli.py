@@ -34,7 +34,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from pcfair.errors import PCFairError
+from pcfair.errors import OptionError, PCFairError
 
 EXIT_OK = 0
 EXIT_FOUND = 1
@@ -63,10 +63,6 @@ DEBUG_ENV = "PCFAIR_DEBUG"
 
 class OptionValueError(argparse.ArgumentTypeError):
     """Raised by the type functions below: the text is not a value the option accepts."""
-
-
-class OptionError(PCFairError, ValueError):
-    """An option value out of range, as reported by :func:`main` (exit 2)."""
 
 
 def _checked(name: str, convert: Callable, ok: Callable, expected: str) -> Callable[[str], object]:
@@ -456,7 +452,7 @@ def _cmd_patterns(args) -> int:
     pc = _load(args)
     if args.engine == "sample":
         if args.kind not in ("all", "topk", "pareto") or args.rank_by != "discrimination":
-            raise ValueError("--engine sample mines --kind all, topk or pareto ranked by "
+            raise OptionError("--engine sample mines --kind all, topk or pareto ranked by "
                              "discrimination")
         ps = sample_patterns(pc, args.decision, _sensitive(args), args.delta,
                              kind=args.kind, k=args.k, favorable=args.favorable,

@@ -43,7 +43,7 @@ def _log(weights, log_weights, n: int, what: str) -> tuple[float, ...]:
     values in ``(0, 1e-9]`` are read as 0. Either way a refusal is a
     :class:`~pcfair.errors.ParameterError` (a ``ValueError``)."""
     if (weights is None) == (log_weights is None):
-        raise ValueError(f"give exactly one of weights= or log_weights= for the {what}")
+        raise ParameterError(f"give exactly one of weights= or log_weights= for the {what}")
     try:
         raw = log_weights if log_weights is not None else weights
         arr = np.asarray(raw, dtype=np.float64)
@@ -66,7 +66,7 @@ def _log(weights, log_weights, n: int, what: str) -> tuple[float, ...]:
         with np.errstate(divide="ignore"):
             lw = np.log(w)
     if lw.shape != (n,):
-        raise ValueError(f"{what} needs {n} weights, got {lw.shape[0] if lw.ndim else 1}")
+        raise ParameterError(f"{what} needs {n} weights, got {lw.shape[0] if lw.ndim else 1}")
     return tuple(float(x) for x in lw)
 
 
@@ -110,7 +110,7 @@ class CircuitBuilder:
 
     def _check(self, node: NodeId) -> int:
         if not isinstance(node, (int, np.integer)) or not 0 <= int(node) < len(self._nodes):
-            raise ValueError(f"{node!r} is not a node of this builder")
+            raise StructureError(f"{node!r} is not a node of this builder")
         return int(node)
 
     # ------------------------------------------------------------------ input nodes
@@ -123,7 +123,7 @@ class CircuitBuilder:
         """A Boolean literal: ``[var = 1]`` or ``[var = 0]`` for a binary variable."""
         v = self.variables.index(var)
         if len(self.variables.domains[v]) != 2:
-            raise ValueError(f"literal() needs a binary variable; {var!r} has "
+            raise StructureError(f"literal() needs a binary variable; {var!r} has "
                              f"{len(self.variables.domains[v])} values")
         return self._add(("ind", v, 1 if positive else 0))
 
@@ -143,14 +143,14 @@ class CircuitBuilder:
         if len(children) == 1 and isinstance(children[0], (list, tuple)):
             children = tuple(children[0])
         if not children:
-            raise ValueError("a product needs at least one child")
+            raise StructureError("a product needs at least one child")
         return self._add(("prod", tuple(self._check(c) for c in children)))
 
     def sum(self, children: Sequence[NodeId], weights=None, *, log_weights=None) -> NodeId:
         """A weighted sum of ``children`` (weights as probabilities, or log_weights)."""
         children = [self._check(c) for c in children]
         if not children:
-            raise ValueError("a sum needs at least one child")
+            raise StructureError("a sum needs at least one child")
         lw = _log(weights, log_weights, len(children), "sum")
         return self._add(("sum", tuple((c, -1, w) for c, w in zip(children, lw))))
 
@@ -161,7 +161,7 @@ class CircuitBuilder:
         or natural logs with ``log=True``.
         """
         if not elements:
-            raise ValueError("a decision node needs at least one element")
+            raise StructureError("a decision node needs at least one element")
         ws = [e[2] for e in elements]
         lw = _log(None, ws, len(ws), "decision") if log else _log(ws, None, len(ws), "decision")
         edges = tuple(

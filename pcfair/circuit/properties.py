@@ -20,6 +20,7 @@ from pcfair.circuit._scopes import bits
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
 from pcfair.circuit.derived import derived
 from pcfair.circuit.vtree import Vtree
+from pcfair.errors import StructureError
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def node_vtree_nodes(circuit: Circuit, vtree: Vtree) -> np.ndarray:
         if circuit.kind[i] in (INDICATOR, CATEGORICAL):
             v = int(circuit.var[i])
             if v >= vtree.num_variables:
-                raise ValueError(f"variable {v} is not in the vtree")
+                raise StructureError(f"variable {v} is not in the vtree")
             out[i] = leaf_of[v]
             continue
         w = -1
@@ -182,8 +183,6 @@ def require_tractable_marginals(circuit: Circuit) -> None:
     ...
     pcfair.errors.StructureError: not smooth: children of node 2 (sum with 2 elements) ...
     """
-    from pcfair.errors import StructureError
-
     def find() -> list[Problem]:
         problems: list[Problem] = []
         _smooth_decomposable(circuit, problems)

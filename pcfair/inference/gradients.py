@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pcfair.circuit.circuit import CATEGORICAL, SUM, Circuit
-from pcfair.errors import EvidenceError, StructureError
+from pcfair.errors import EvidenceError, ParameterError, StructureError
 from pcfair.inference import _gradient_kernels as K
 
 _STRUCTURE_ARRAYS = ("kind", "var", "value", "param_ptr", "param_len", "edge_ptr", "edge_a",
@@ -314,7 +314,7 @@ class SoftmaxParameters:
         """``(edge_logw, params)`` of the circuit with logits ``theta``."""
         theta = np.asarray(theta, np.float64)
         if theta.shape != (self.num_parameters,):
-            raise ValueError(f"theta must have shape ({self.num_parameters},), got {theta.shape}")
+            raise ParameterError(f"theta must have shape ({self.num_parameters},), got {theta.shape}")
         raw = self.base_raw.copy()
         raw[self.raw_index] = self.log_softmax(theta) + self.offsets[self.group_of]
         ne = self.plan.num_elements

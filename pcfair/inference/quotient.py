@@ -41,7 +41,7 @@ import numpy as np
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
 from pcfair.circuit.derived import derived, peek, remember
 from pcfair.circuit.vtree import Vtree
-from pcfair.errors import EvidenceError, StructureError, VariableError
+from pcfair.errors import EvidenceError, OptionError, StructureError, VariableError
 from pcfair.inference import _pair_builder as PB
 from pcfair.inference import _quotient_kernels as K
 from pcfair.inference.marginals import kernel_args, node_log_values
@@ -87,7 +87,7 @@ class PairPlan:
     def __init__(self, p: Circuit, q: Circuit, vtree: Vtree, path_primes: tuple | None = None,
                  *, relaxed=None, builder: str = "numba", deterministic: bool = False):
         if builder not in ("numba", "python"):
-            raise ValueError(f"builder must be 'numba' or 'python', not {builder!r}")
+            raise OptionError(f"builder must be 'numba' or 'python', not {builder!r}")
         self.p, self.q, self.vtree = p, q, vtree
         m = vtree.num_nodes
         on_path = vtree.on_rightmost_path
@@ -189,7 +189,7 @@ class PairPlan:
         if self.prune:
             differ = (ev_p != ev_q) | relaxed
             if np.any(differ & ~self.relaxed):
-                raise ValueError(
+                raise EvidenceError(
                     "this plan was pruned for evidence that differs between the two sides on "
                     f"variables {np.flatnonzero(self.relaxed).tolist()} only")
 
@@ -249,9 +249,9 @@ class PairPlan:
         max log P(¬d,e,u)/P(d,e,u), feasible)`` over completions ``u`` of ``free``, in one
         kernel call (what :meth:`evaluate_all` gives with the two decision values swapped)."""
         if self.p is not self.q:
-            raise ValueError("conditional_extremes needs a plan of a circuit against itself")
+            raise StructureError("conditional_extremes needs a plan of a circuit against itself")
         if self.prune and not self.relaxed[d]:
-            raise ValueError(f"this plan was not compiled for the decision variable {d}")
+            raise StructureError(f"this plan was not compiled for the decision variable {d}")
         ev = np.ascontiguousarray(ev, np.int32)
         free = np.ascontiguousarray(free, np.bool_)
         with self._lock:
@@ -358,7 +358,7 @@ def _circuit_tuple(c: Circuit, vtree: Vtree, table: _ScopeIds) -> tuple:
         ids[k] = table(s)
     sid_edge = ids[inv.ravel()] if len(uniq) else np.zeros(0, np.int64)
     if len(c.var) and (np.max(np.where(c.kind <= CATEGORICAL, c.var, 0)) >= vtree.num_variables):
-        raise ValueError("a variable of the circuit is not in the vtree")
+        raise StructureError("a variable of the circuit is not in the vtree")
     vt, vt_e = PB.node_vtree_nodes(c.kind, c.var, c.edge_ptr, c.edge_a, c.edge_b,
                                    vtree.leaf_of.astype(np.int64),
                                    vtree.parent.astype(np.int64), vtree.depth.astype(np.int64))

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from pcfair.errors import DataError
+from pcfair.errors import DataError, OptionError
 from pcfair.inference.marginals import log_marginals
 
 
@@ -109,7 +109,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         from pcfair.learn.data import prepare_frame
 
         if self.handle_unknown not in ("error", "missing"):
-            raise ValueError("handle_unknown must be 'error' or 'missing'")
+            raise OptionError("handle_unknown must be 'error' or 'missing'")
         for attr in ("feature_names_in_", "fair_result_", "certified_"):
             if hasattr(self, attr):
                 delattr(self, attr)
@@ -143,7 +143,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         options = dict(self.fair)
         missing = [key for key in ("sensitive", "delta") if key not in options]
         if missing:
-            raise ValueError(f"fair needs the keys 'sensitive' and 'delta'; missing {missing}")
+            raise OptionError(f"fair needs the keys 'sensitive' and 'delta'; missing {missing}")
         sensitive = options.pop("sensitive")
         sensitive = [sensitive] if isinstance(sensitive, (str, int, np.integer)) else sensitive
         sensitive = [names[s] if isinstance(s, (int, np.integer)) else str(s) for s in sensitive]

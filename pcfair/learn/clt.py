@@ -31,7 +31,7 @@ from pcfair._random import check_random_state
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
-from pcfair.errors import DataError
+from pcfair.errors import DataError, OptionError
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
 from pcfair.learn.data import encode_frame, prepare_frame
 
@@ -196,9 +196,9 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     ('[18, 37)', '[37, 56)', '[56, 77]')
     """
     if structure not in STRUCTURES:
-        raise ValueError(f"structure must be one of {STRUCTURES}, not {structure!r}")
+        raise OptionError(f"structure must be one of {STRUCTURES}, not {structure!r}")
     if pseudocount < 0 or not np.isfinite(pseudocount):
-        raise ValueError("pseudocount must be a finite non-negative number")
+        raise OptionError("pseudocount must be a finite non-negative number")
     if decision not in df.columns:
         raise DataError(f"decision column {decision!r} is not in the data; columns are "
                         f"{list(df.columns)}")
@@ -232,7 +232,7 @@ def train_valid_split(df: pd.DataFrame, valid_size: float = 0.2, random_state=No
                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A shuffled split of the rows into train and validation frames."""
     if not 0 < valid_size < 1:
-        raise ValueError("valid_size must be between 0 and 1")
+        raise OptionError("valid_size must be between 0 and 1")
     rng = check_random_state(random_state)
     order = rng.permutation(len(df))
     cut = int(round(len(df) * (1 - valid_size)))

@@ -42,7 +42,7 @@ import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.variables import Variables
-from pcfair.errors import DataError, StructureError
+from pcfair.errors import DataError, OptionError, StructureError
 from pcfair.inference.gradients import SoftmaxParameters
 from pcfair.inference.marginals import log_marginals
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
@@ -116,7 +116,7 @@ def _structure(df: pd.DataFrame, prob: _Problem, structure, pseudocount: float,
                                    _nb_tables(prob.codes, cards, prob.decision, feats,
                                               pseudocount))
     if structure not in STRUCTURES:
-        raise ValueError(f"structure must be one of {STRUCTURES} or a Circuit, not "
+        raise OptionError(f"structure must be one of {STRUCTURES} or a Circuit, not "
                          f"{structure!r}")
     return learn_pc(df[prob.names], prob.names[prob.decision], structure=structure,
                     pseudocount=pseudocount, random_state=random_state)
@@ -178,7 +178,7 @@ def learn_independent_pc(df: pd.DataFrame, decision: str, sensitive, structure="
         return naive_bayes_circuit(prob.variables, d, _prior(codes, cards, d, None, pseudocount),
                                    _nb_tables(codes, cards, d, feats, pseudocount, pooled=sens))
     if structure not in ("clt", "strudel"):
-        raise ValueError(f"the independent baseline is built for 'clt', 'strudel' or "
+        raise OptionError(f"the independent baseline is built for 'clt', 'strudel' or "
                          f"'naive_bayes', not {structure!r}")
     other = [d] + [v for v in range(n) if v != d and v not in sens]
     local = learn_tree(codes[:, other], cards[other], 0, pseudocount)
@@ -473,10 +473,10 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     """
     t0 = time.perf_counter()
     if not 0 < float(delta) < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+        raise OptionError(f"delta must be in (0, 1), got {delta}")
     margin = 0.05 * float(delta) if margin is None else float(margin)
     if margin < 0 or margin >= delta:
-        raise ValueError(f"margin must be in [0, delta), got {margin}")
+        raise OptionError(f"margin must be in [0, delta), got {margin}")
     if bins is not None or not isinstance(structure, Circuit):
         df, _ = prepare_frame(df, decision, bins)
     from pcfair.learn.strudel import progress_bar
