@@ -42,6 +42,7 @@ import json
 import math
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -249,14 +250,19 @@ def child(task: str, args: dict) -> dict:
 def run_child(task: str, timeout: float = CHILD_TIMEOUT, **args) -> dict:
     """Run :func:`child` in a fresh interpreter; its last stdout line is the JSON result."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", task, json.dumps(args)]
+    # its own process group, so that a timeout also ends the child's worker processes
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, start_new_session=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return {"error": f"timed out after {timeout:.0f} s"}
     if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        tail = (err or out).strip().splitlines()[-3:]
         return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def time_cli(argv: list[str], repeat: int) -> dict:
