@@ -22,8 +22,8 @@ uniform random subsample of ``max_points`` grey points, and the legend says so.
 Audit results draw themselves (``result.plot(ax=None)``, see :mod:`pcfair.audits`); the
 tables of two ports are drawn here, without importing the ports: :func:`cbs_scores` and
 :func:`cbs_null_distribution` (Conditional Bias Scan) and :func:`testsgd_scores` (TestSGD).
-Structured regression draws with :func:`pcfair.audits.structured_regression.plot_estimates`,
-AVOIR with :func:`pcfair.audits.avoir.plot_history`.
+Structured regression draws with :func:`pcfair.audits.structured_regression.plot.plot_estimates`,
+AVOIR with :func:`pcfair.audits.avoir.plot.plot_history`.
 """
 
 from __future__ import annotations
