@@ -17,6 +17,7 @@ import pandas as pd
 
 from pcfair._random import check_random_state
 from pcfair.datasets._dataset import Dataset
+from pcfair.learn.data import encode_columns
 from pcfair.errors import DataError, OptionError, VariableError
 
 #: Largest joint table (number of parent-state combinations) the exact truth enumerates.
@@ -572,30 +573,6 @@ def _positive_int(option: str, value) -> int:
     return int(value.__index__())
 
 
-def _category_codes(df: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, list[tuple]]:
-    """Integer codes of discrete columns and the values behind them (a Categorical keeps its
-    category order; other columns use their sorted distinct values)."""
-    codes = np.empty((len(df), len(columns)), dtype=np.int64)
-    cats = []
-    for j, col in enumerate(columns):
-        series = df[col]
-        if series.isna().any():
-            raise DataError(f"covariate column {col!r} has missing values")
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            values = tuple(series.cat.categories)
-            codes[:, j] = series.cat.codes.to_numpy()
-        else:
-            uniq = pd.unique(series.to_numpy())
-            try:
-                uniq = np.array(sorted(uniq), dtype=object)
-            except TypeError:
-                uniq = np.asarray(uniq, dtype=object)
-            values = tuple(v.item() if hasattr(v, "item") else v for v in uniq)
-            codes[:, j] = pd.Categorical(series, categories=uniq).codes
-        cats.append(values)
-    return codes, cats
-
-
 #: Marginal frequencies of the preprocessed COMPAS covariates (6,172 defendants, ProPublica).
 COMPAS_MARGINALS = {
     "sex": {"Male": 0.81, "Female": 0.19},
@@ -742,7 +719,7 @@ def make_semisynthetic(
     n_bias_attributes = _positive_int("n_bias_attributes", n_bias_attributes)
     rng = check_random_state(random_state)
     cols = list(covariates.columns)
-    codes, cats = _category_codes(covariates, cols)
+    codes, cats = encode_columns(covariates, cols)
     n = len(covariates)
 
     if protected is None:

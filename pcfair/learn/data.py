@@ -24,13 +24,13 @@ The decision column is never binned: it must be categorical.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from pcfair.circuit.variables import Variables
-from pcfair.errors import DataError
+from pcfair.errors import DataError, VariableError
 
 #: A numeric column with more distinct values than this is continuous: the learners refuse it
 #: unless it is binned (``bins=``). See the module docstring.
@@ -281,3 +281,62 @@ def encode_frame(df: pd.DataFrame, variables: Variables | None = None
             raise DataError(f"column {c!r} has value {exc.args[0]!r}, which is not in its "
                             f"domain {list(variables.domains[v])}") from None
     return codes, variables
+
+
+def encode_columns(
+    df: pd.DataFrame, columns: Sequence[str]
+) -> tuple[np.ndarray, tuple[tuple, ...]]:
+    """Integer codes of discrete columns and the category values behind them (the encoding the
+    audit ports and the data generators share; ``pcfair.audits.cbs`` calls it
+    ``encode_covariates``).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data.
+    columns : sequence of str
+        Columns. A pandas ``Categorical`` keeps its category order; other columns use
+        their sorted distinct values (order of appearance if they cannot be sorted).
+
+    Returns
+    -------
+    codes : numpy.ndarray of shape (n_rows, n_columns), int64
+    categories : tuple of tuples, the values behind codes ``0..k-1`` of each column
+
+    Raises
+    ------
+    VariableError
+        A column is not in ``df``.
+    DataError
+        A column has missing values.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> codes, cats = encode_columns(pd.DataFrame({"sex": ["M", "F", "M"]}), ["sex"])
+    >>> codes[:, 0].tolist(), cats
+    ([1, 0, 1], (('F', 'M'),))
+    """
+    codes = np.empty((len(df), len(columns)), dtype=np.int64)
+    cats: list[tuple] = []
+    for j, col in enumerate(columns):
+        if col not in df.columns:
+            raise VariableError(f"column {col!r} is not in the data")
+        series = df[col]
+        if series.isna().any():
+            raise DataError(
+                f"column {col!r} has {int(series.isna().sum())} missing values"
+            )
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            values = tuple(series.cat.categories)
+            codes[:, j] = series.cat.codes.to_numpy()
+        else:
+            uniq = pd.unique(series.to_numpy())
+            try:
+                uniq = np.array(sorted(uniq), dtype=object)
+            except TypeError:
+                uniq = np.asarray(uniq, dtype=object)
+            values = tuple(v.item() if hasattr(v, "item") else v for v in uniq)
+            codes[:, j] = pd.Categorical(series, categories=uniq).codes
+        cats.append(values)
+    return codes, tuple(cats)

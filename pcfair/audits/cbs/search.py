@@ -27,6 +27,7 @@ from pcfair.audits.cbs import _kernels
 from pcfair.audits.cbs.options import CBSOptionError, check_penalty, check_positive_int
 from pcfair.audits.cbs.scoring import CLIP, BernoulliScore, GaussianLogitShiftScore
 from pcfair.errors import DataError, VariableError
+from pcfair.learn.data import encode_columns as encode_covariates
 
 __all__ = [
     "ScanResult",
@@ -44,63 +45,6 @@ MIN_START_RECORDS = 10
 IMPROVEMENT_TOL = 1e-6
 
 Scorer = BernoulliScore | GaussianLogitShiftScore
-
-
-def encode_covariates(
-    df: pd.DataFrame, columns: Sequence[str]
-) -> tuple[np.ndarray, tuple[tuple, ...]]:
-    """Integer codes of discrete covariates and the category values behind them.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The data.
-    columns : sequence of str
-        Covariate columns. A pandas ``Categorical`` keeps its category order; other columns use
-        their sorted distinct values (order of appearance if they cannot be sorted).
-
-    Returns
-    -------
-    codes : numpy.ndarray of shape (n_rows, n_columns), int64
-    categories : tuple of tuples, the values behind codes ``0..k-1`` of each column
-
-    Raises
-    ------
-    VariableError
-        A column is not in ``df``.
-    DataError
-        A column has missing values.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> codes, cats = encode_covariates(pd.DataFrame({"sex": ["M", "F", "M"]}), ["sex"])
-    >>> codes[:, 0].tolist(), cats
-    ([1, 0, 1], (('F', 'M'),))
-    """
-    codes = np.empty((len(df), len(columns)), dtype=np.int64)
-    cats: list[tuple] = []
-    for j, col in enumerate(columns):
-        if col not in df.columns:
-            raise VariableError(f"covariate column {col!r} is not in the data")
-        series = df[col]
-        if series.isna().any():
-            raise DataError(
-                f"covariate column {col!r} has {int(series.isna().sum())} missing values"
-            )
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            values = tuple(series.cat.categories)
-            codes[:, j] = series.cat.codes.to_numpy()
-        else:
-            uniq = pd.unique(series.to_numpy())
-            try:
-                uniq = np.array(sorted(uniq), dtype=object)
-            except TypeError:
-                uniq = np.asarray(uniq, dtype=object)
-            values = tuple(v.item() if hasattr(v, "item") else v for v in uniq)
-            codes[:, j] = pd.Categorical(series, categories=uniq).codes
-        cats.append(values)
-    return codes, tuple(cats)
 
 
 @dataclass(frozen=True)
