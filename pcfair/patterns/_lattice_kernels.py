@@ -446,6 +446,19 @@ def or_zeta_axis(words, outer, n, inner, cmask):
 
 
 @njit(cache=True)
+def _record(m, i, n_d, counts, collect, out, found):
+    """Count point ``i`` for every δ whose bit is set in ``m``; write it to ``out`` when that
+    δ is ``collect``. Returns the new number written."""
+    for d in range(n_d):
+        if (m >> d) & 1:
+            counts[d] += 1
+            if d == collect:
+                out[found] = i
+                found += 1
+    return found
+
+
+@njit(cache=True)
 def maximal_pass(words, dims, strides, n_d, counts, collect, out):
     """Maximal points, the closure field holding ``U``: per δ ``d``, a word with bit ``d``
     (discriminating), some absent axis (not complete) and no one-step extension whose ``U``
@@ -468,14 +481,7 @@ def maximal_pass(words, dims, strides, n_d, counts, collect, out):
                     ext |= (words[i + s * strides[a]] >> sh) & dmask
                 if disc & ext == disc:
                     break
-            m = disc & (ext ^ dmask)
-            if m != 0:
-                for d in range(n_d):
-                    if (m >> d) & 1:
-                        counts[d] += 1
-                        if d == collect:
-                            out[found] = i
-                            found += 1
+            found = _record(disc & (ext ^ dmask), i, n_d, counts, collect, out, found)
         a = n_axes - 1  # the next point's states (C order)
         while a >= 0:
             if st[a] == 0:
@@ -514,14 +520,7 @@ def minimal_pass(words, dims, strides, cards, n_d, counts, collect, out):
                 blocked |= (wc & dmask) & (((wc >> sh) & dmask) ^ dmask)
                 if up & blocked == up:
                     break
-            m = up & (blocked ^ dmask)
-            if m != 0:
-                for d in range(n_d):
-                    if (m >> d) & 1:
-                        counts[d] += 1
-                        if d == collect:
-                            out[found] = i
-                            found += 1
+            found = _record(up & (blocked ^ dmask), i, n_d, counts, collect, out, found)
         a = n_axes - 1
         while a >= 0:
             if st[a] > cards[a]:
