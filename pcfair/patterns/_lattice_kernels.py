@@ -18,26 +18,44 @@ from numba import njit
 
 
 @njit(cache=True)
-def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size,
-                prog_tgt, prog_ptr, prog_src, ext_size, leaf_ext, leaf_index, max_leaves,
-                local_strides, leaf_local):
-    """Advance the depth-first walk; write up to ``max_leaves`` closed leaf tables.
+def _copy(out, src):
+    """``out[:] = src`` (a loop over views: vectorised, no temporary)."""
+    for t in range(len(out)):
+        out[t] = src[t]
 
-    ``work`` holds the chunk's table (rows over the remaining non-sensitive axes, then the
-    sensitive axes, then the decision: fav, ¬fav) at offset 0 and one scratch region per
-    level. Level ``j`` data starts at ``level_base[j]``; axis ``j`` has ``cards[j]`` values
-    and lattice state ``st[j]`` (0 absent, ``k + 1`` value ``k``). ``pos[0]`` is the current
-    depth (−1 when the walk is over). ``strides[j]`` is axis ``j``'s stride in the global
-    lattice index; ``pos[1]`` the index part of the chunk's prefix. ``leaf_local`` receives
-    each leaf's index in the chunk's own sub-grid (strides ``local_strides``; the prefix's part
-    is 0), where the summaries' bitmap of the chunk is written.
 
-    A leaf's raw table (``leaf_size`` entries: sensitive values × 2) is expanded into
-    ``ext_size`` × 2 entries: value cells copied by the closure program's first part, absent
-    cells summed from it (``prog_*``: target, then its sources, in an order where sources
-    are filled before targets).
+@njit(cache=True)
+def _sum_blocks(dst, src, block):
+    """``dst`` = the sum of the consecutive blocks of ``block`` entries of ``src``, in order.
+    (Separate views of one buffer: the loops vectorise, which indexing the buffer with
+    offsets does not.)"""
+    for t in range(block):
+        dst[t] = src[t]
+    for off in range(block, len(src), block):
+        part = src[off:off + block]
+        for t in range(block):
+            dst[t] += part[t]
 
-    Returns the number of leaves written.
+
+@njit(cache=True)
+def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size, leaf_ext,
+                leaf_index, max_leaves, local_strides, leaf_local):
+    """Advance the depth-first walk; copy up to ``max_leaves`` leaf tables out.
+
+    ``work`` holds the chunk's table, already closed over the sensitive axes (rows over the
+    remaining non-sensitive axes, then one block of ``leaf_size`` entries: every sensitive
+    state combination with ``y`` only, × the decision, fav then ¬fav) at offset 0 and one
+    scratch region per level. Level ``j`` data starts at ``level_base[j]``; axis ``j`` has
+    ``cards[j]`` values and lattice state ``st[j]`` (0 absent, ``k + 1`` value ``k``).
+    ``pos[0]`` is the current depth (−1 when the walk is over). ``strides[j]`` is axis
+    ``j``'s stride in the global lattice index; ``pos[1]`` the index part of the chunk's
+    prefix. ``leaf_local`` receives each leaf's index in the chunk's own sub-grid (strides
+    ``local_strides``; the prefix's part is 0), where the summaries' bitmap of the chunk is
+    written. A value state takes a contiguous block of its level; the absent state sums the
+    blocks of every value (the closure over the sensitive axes commutes with these sums).
+
+    Returns the number of leaves written to ``leaf_ext`` (and ``leaf_index``,
+    ``leaf_local``).
     """
     n_axes = len(cards)
     produced = 0
@@ -45,22 +63,9 @@ def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size,
         j = pos[0]
         if j < 0:
             break
-        if j == n_axes:
-            # a leaf: close its table over the sensitive axes
+        if j == n_axes:  # a leaf
             src = level_base[n_axes]
-            out = leaf_ext[produced]
-            for t in range(ext_size * 2):
-                out[t] = 0.0
-            for e in range(len(prog_tgt)):
-                tgt = prog_tgt[e]
-                acc = 0.0
-                for q in range(prog_ptr[e], prog_ptr[e + 1]):
-                    s = prog_src[q]
-                    if s < 0:  # a raw cell of the leaf table (encoded as −1 − offset)
-                        acc += work[src + (-1 - s)]
-                    else:
-                        acc += out[s]
-                out[tgt] = acc
+            _copy(leaf_ext[produced], work[src:src + leaf_size])
             idx = pos[1]
             loc = 0
             for a in range(n_axes):
@@ -76,19 +81,13 @@ def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size,
             st[j] = -1
             pos[0] = j - 1
             continue
-        block = 1
+        block = leaf_size
         for a in range(j + 1, n_axes):
             block *= cards[a]
-        block *= leaf_size
         here = level_base[j]
-        if st[j] == 0:
+        if st[j] == 0:  # absent: the sum of the value blocks, in value order
             dst = scratch[j + 1]
-            for t in range(block):
-                work[dst + t] = 0.0
-            for k in range(cards[j]):
-                off = here + k * block
-                for t in range(block):
-                    work[dst + t] += work[off + t]
+            _sum_blocks(work[dst:dst + block], work[here:here + cards[j] * block], block)
             level_base[j + 1] = dst
         else:
             level_base[j + 1] = here + (st[j] - 1) * block

@@ -9,12 +9,13 @@ decision form a small table at each step of the walk:
 
 - a **chunk** fixes the states of the first ``p`` non-sensitive features (its *prefix*). Its
   table is the joint of the remaining features and ``D`` given the prefix's values (absent
-  prefix features marginalised), computed by one batch of marginal queries;
+  prefix features marginalised), computed by one batch of marginal queries, then closed once
+  over the sensitive axes (each gets an absent state: every partial sensitive assignment);
 - the chunk's walk (:func:`pcfair.patterns._lattice_kernels.next_leaves`) fixes the remaining
   non-sensitive features one at a time: a value takes a contiguous block of the table, the
-  absent state sums the blocks. Each complete walk gives a *leaf*: the joint of the sensitive
-  features and ``D`` given one non-sensitive assignment ``y_n``, closed over the sensitive
-  axes (every partial sensitive assignment);
+  absent state sums the blocks (sums over different axes commute, so the blocks stay closed).
+  Each complete walk gives a *leaf*: the joint of every partial sensitive assignment and
+  ``D`` given one non-sensitive assignment ``y_n``;
 - each leaf scores its sensitive combinations by table look-ups
   (:func:`pcfair.patterns._lattice_kernels.score_leaves`): ``Δ = P(d|x,y) − P(d|y)`` with
   ``P(x, y)`` and, where asked, the divergence from the masses of the disjoint events that
@@ -84,9 +85,8 @@ class LatticePlan:
     cards: tuple[int, ...]         # cardinality of every variable
     prefix: int                    # non-sensitive features fixed per chunk
     strides: dict = field(repr=False)  # variable -> stride of its state in the global index
-    ext_size: int = 0
-    leaf_size: int = 0
-    prog: tuple = field(default=(), repr=False)    # closure program (tgt, ptr, src)
+    ext_size: int = 0   # sensitive state combinations with y only (each: absent or a value)
+    leaf_size: int = 0  # cells of a leaf before the closure: sensitive values × the decision
     combos: tuple = field(default=(), repr=False)  # (xy, y, offset, mass_ptr, mass_idx)
 
     @cached_property
@@ -105,14 +105,17 @@ class LatticePlan:
         return list(itertools.product(*[range(self.cards[v] + 1) for v in axes]))
 
     def chunk_rows(self) -> int:
-        """Rows of one chunk's table."""
+        """Rows of one chunk's table (before its closure over the sensitive axes)."""
         rest = self.nonsensitive[self.prefix:]
         return int(np.prod([self.cards[v] for v in rest], dtype=np.float64)) * self.leaf_size
 
     def chunk_bytes(self) -> int:
-        """Bytes one chunk needs: its evidence rows, its table and the walk's buffers."""
+        """Bytes one chunk needs: its evidence rows, its table, and the walk's buffers (the
+        table closed over the sensitive axes and one scratch region per level, together at
+        most twice the closed table)."""
         rows = self.chunk_rows()
-        return int(rows * (4 * self.num_variables + 8 * 3) + (1 << 22))
+        closed = rows // max(self.leaf_size, 1) * 2 * self.ext_size
+        return int(rows * (4 * self.num_variables + 8 * 3) + 16 * closed + (1 << 22))
 
     def sub_grid(self) -> tuple[tuple[int, ...], dict]:
         """A chunk's sub-grid: the features other than the prefix's (circuit order) and their
@@ -160,8 +163,7 @@ def make_plan(circuit: Circuit, decision: int, favorable: int, sensitive: list[i
     ext_size = int(np.prod([cards[v] + 1 for v in sens]))
     leaf_size = int(np.prod([cards[v] for v in sens])) * 2
     plan = LatticePlan(n, decision, favorable, features, sens, nonsens, cards, 0, strides,
-                       ext_size, leaf_size, _closure_program(sens, cards),
-                       _combos(sens, cards, strides))
+                       ext_size, leaf_size, _combos(sens, cards, strides))
     prefix = 0
     while prefix < len(nonsens):
         trial = _replace(plan, prefix)
@@ -181,39 +183,7 @@ def make_plan(circuit: Circuit, decision: int, favorable: int, sensitive: list[i
 def _replace(plan: LatticePlan, prefix: int) -> LatticePlan:
     return LatticePlan(plan.num_variables, plan.decision, plan.favorable, plan.features,
                        plan.sensitive, plan.nonsensitive, plan.cards, prefix, plan.strides,
-                       plan.ext_size, plan.leaf_size, plan.prog, plan.combos)
-
-
-def _closure_program(sens: tuple[int, ...], cards: tuple[int, ...]) -> tuple:
-    """The leaf closure as (targets, pointers, sources) over flat ``ext × 2`` cells: value
-    cells copy raw cells (encoded ``−1 − raw offset``), then for each sensitive axis in turn
-    the cells absent on it (later axes on values) sum the cells with each of its values."""
-    ks = [cards[v] for v in sens]
-    ext_dims = [k + 1 for k in ks]
-    tgt, src, ptr = [], [], [0]
-
-    def ext_index(states):
-        return int(np.ravel_multi_index(states, ext_dims)) if states else 0
-
-    def raw_index(values):
-        return int(np.ravel_multi_index(values, ks)) if values else 0
-
-    for values in itertools.product(*[range(k) for k in ks]):
-        for dd in (0, 1):
-            tgt.append(2 * ext_index(values) + dd)
-            src.append(-1 - (2 * raw_index(values) + dd))
-            ptr.append(len(src))
-    for a in range(len(ks)):
-        ranges = [range(k + 1) for k in ks[:a]] + [[ks[a]]] + [range(k) for k in ks[a + 1:]]
-        for states in itertools.product(*ranges):
-            for dd in (0, 1):
-                tgt.append(2 * ext_index(states) + dd)
-                for val in range(ks[a]):
-                    st = list(states)
-                    st[a] = val
-                    src.append(2 * ext_index(st) + dd)
-                ptr.append(len(src))
-    return (np.array(tgt, np.int64), np.array(ptr, np.int64), np.array(src, np.int64))
+                       plan.ext_size, plan.leaf_size, plan.combos)
 
 
 def _combos(sens: tuple[int, ...], cards: tuple[int, ...], strides: dict) -> tuple:
@@ -310,6 +280,22 @@ def _chunk_table(circuit: Circuit, plan: LatticePlan, prefix: tuple[int, ...], l
     return np.exp(log_marginals(circuit, rows) - log_z)
 
 
+def _close_sensitive(plan: LatticePlan, table: np.ndarray, out: np.ndarray) -> None:
+    """Write ``table`` closed over the sensitive axes into ``out``: each sensitive axis gets
+    its absent state (last, after the values), the sum over its values; axis by axis in
+    order, so an axis's sums run over every state of the earlier axes and the values of the
+    later ones. The leaf blocks of ``out`` then hold the ext cells of
+    :func:`_combos`."""
+    ks = [plan.cards[v] for v in plan.sensitive]
+    closed = out.reshape((-1, *[k + 1 for k in ks], 2))
+    closed[(slice(None), *[slice(0, k) for k in ks])] = table.reshape((-1, *ks, 2))
+    for a, k in enumerate(ks):
+        where = [slice(None)] * (a + 1) + [slice(0, k)] + [slice(0, kk) for kk in ks[a + 1:]]
+        values = closed[tuple(where)]
+        where[a + 1] = k
+        np.add.reduce(values, axis=a + 1, out=closed[tuple(where)])
+
+
 def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: LatticeQuery,
                log_z: float, batch: int = 2048,
                deadline: float | None = None) -> ChunkResult | None:
@@ -333,22 +319,23 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     cards = np.array([plan.cards[v] for v in rest], np.int64)
     strides = np.array([plan.strides[v] for v in rest], np.int64)
     n_axes = len(rest)
-    # one region per level: level 0 is the table, level j ≥ 1 a scratch of its block size
-    sizes = [len(table)]
+    ext2 = 2 * plan.ext_size
+    # one region per level: level 0 is the closed table, level j ≥ 1 a scratch of its block
+    sizes = [len(table) // plan.leaf_size * ext2]
     for j in range(n_axes):
         sizes.append(sizes[-1] // int(cards[j]))
     scratch = np.zeros(n_axes + 1, np.int64)
-    offset = len(table)
+    offset = sizes[0]
     for j in range(1, n_axes + 1):
         scratch[j] = offset
         offset += sizes[j]
     work = np.empty(offset)
-    work[: len(table)] = table
+    _close_sensitive(plan, table, work[: sizes[0]])
+    del table
     level_base = np.zeros(n_axes + 1, np.int64)
     st = np.full(max(n_axes, 1), -1, np.int64)
     pos = np.array([0, sum(s * plan.strides[v]
                            for v, s in zip(plan.nonsensitive[: plan.prefix], prefix))], np.int64)
-    ext2 = 2 * plan.ext_size
     leaf_ext = np.empty((batch, ext2))
     leaf_index = np.empty(batch, np.int64)
     deltas = np.array(query.deltas, np.float64)
@@ -376,7 +363,6 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     list_p, list_div = np.zeros(lcap), np.zeros(lcap)
     list_len = np.zeros(1, np.int64)
     listed: list[tuple] = []
-    tgt, ptr, src = plan.prog
     xy, yy, off, mptr, midx = plan.combos
     sub_axes, sub_strides = plan.sub_grid()
     local_strides = np.array([sub_strides[v] for v in rest], np.int64)
@@ -401,9 +387,8 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     while True:
         if deadline is not None and time.time() > deadline:
             return None
-        got = K.next_leaves(work, level_base, scratch, cards, strides, st, pos,
-                            plan.leaf_size, tgt, ptr, src, plan.ext_size, leaf_ext,
-                            leaf_index, step, local_strides, leaf_local)
+        got = K.next_leaves(work, level_base, scratch, cards, strides, st, pos, ext2,
+                            leaf_ext, leaf_index, step, local_strides, leaf_local)
         step = min(2 * step, batch)
         if got == 0:
             break
