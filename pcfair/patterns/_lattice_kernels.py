@@ -232,8 +232,8 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     the leaf is a difference of two of them, so a leaf whose conditionals span at most
     ``min(δ) + atol`` and at most the best ``|Δ|`` so far holds no pattern to count, rank
     or list and is skipped (not when the summaries' bitmap is written); likewise the
-    patterns of a leaf are offered to the heaps, fronts and listing only when its span
-    exceeds their threshold (each rounded ``|Δ|`` is at most the rounded span).
+    patterns of a leaf are offered to the heaps, fronts and listing, and to the best, only
+    when its largest ``|Δ|`` exceeds their threshold.
 
     ``bits_out`` (empty: off) is the chunk's bitmap for the summaries
     (:func:`pcfair.patterns.dense.extension_summaries`): the word of each pattern with support,
@@ -282,10 +282,13 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
             continue  # no |Δ| of this leaf exceeds δ or the best so far
         # simple passes first (gathers, compares, sums), the rare patterns after
         n_above = 0
+        top = 0.0  # the leaf's largest |Δ| (at least that of every pattern with support)
         for c in range(n_c):
             m = abs(cond[u_xy[c]] - cond[u_y[c]])
             mags[c] = m
             n_above += m > thresholds[0]
+            if m > top:
+                top = m
         counts[0] += n_above
         if min_support > 0.0:  # set aside the patterns that describe too few
             for c in range(n_c):
@@ -312,7 +315,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                         if mag > thresholds[d]:
                             word |= 1 << d
                     bits_out[local + combo_loff[c]] = word
-        if hi - lo > best_val:
+        if top > best_val:
             for c in range(n_c):
                 if mags[c] > best_val:
                     best_val = mags[c]
@@ -323,7 +326,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
         slow_thr = lo_thr
         if only_top and top_sizes[0] == k_top and top_vals[0, 0] > slow_thr:
             slow_thr = top_vals[0, 0]
-        if hi - lo <= slow_thr:
+        if top <= slow_thr:
             continue
         for c in range(n_c):
             mag = mags[c]
