@@ -1,4 +1,4 @@
-"""Branch and bound: the compiled naive-Bayes search against the Python search, same run.
+"""Branch and bound: the compiled searches against the Python search, same run.
 
 Issue 16's benchmark. On models learned from ``../shared/data/german_binerized.csv`` (21
 binary features; sensitive ``age``, ``foreign_worker``, ``sex``, ``marital_status``):
@@ -12,18 +12,22 @@ binary features; sensitive ``age``, ``foreign_worker``, ``sex``, ``marital_statu
   nodes, seconds, nodes per second, the share of the compiled run spent inside the kernel, and
   LearnFairNB's node counts beside (73.1 M for top-1 by |Δ|; 8.0 M / 13.6 M for top-1 / top-10
   by divergence).
-- **Chow-Liu circuits, tree bound against quotient bound** (the shipped
-  ``circuits/*_clt.json``; :class:`pcfair.patterns.bounds.TreeBound` against the paper's
-  :class:`~pcfair.patterns.bounds.QuotientBound`, every other option the default): the German
-  CLT's certification at δ = its largest |Δ| + 0.005 (the largest from the lattice engine,
-  ``find_patterns(..., kind="topk", k=1, engine="dense")`` given ``--lattice-limit`` seconds,
-  or ``--german-delta``), and COMPAS's and Adult's top-10 by |Δ| at δ = 0.01: nodes, nodes
-  pruned, seconds, complete or not, ``--python-limit`` seconds each.
+- **Chow-Liu circuits** (the shipped ``circuits/*_clt.json``): the compiled tree search
+  (:func:`pcfair.patterns.tree_search.tree_search`, ``--compiled-limit`` seconds), the Python
+  search with the same :class:`pcfair.patterns.bounds.TreeBound`, and the Python search with the
+  paper's :class:`~pcfair.patterns.bounds.QuotientBound` (``--python-limit`` seconds each), every
+  other option the default: the German CLT's certification at δ = its largest |Δ| + 0.005 (the
+  largest from the lattice engine, ``find_patterns(..., kind="topk", k=1, engine="dense")``
+  given ``--lattice-limit`` seconds, or ``--german-delta``), also by the compiled search split
+  over two processes (``parallel_search(..., n_jobs=2)``), and COMPAS's and Adult's top-10 by
+  |Δ| at δ = 0.01: nodes, nodes pruned, seconds, nodes per second, the share of a compiled run
+  spent inside its kernel, complete or not.
 
 The compiled kernels are loaded (numba cache) before any timing. Usage::
 
-    python benchmarks/bench_search.py [--python-limit 60] [--lattice-limit 240] [--skip-clt]
-                                      [--skip-nb] [--german-delta D]
+    python benchmarks/bench_search.py [--python-limit 60] [--compiled-limit 600]
+                                      [--lattice-limit 240] [--skip-clt] [--skip-nb]
+                                      [--german-delta D]
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 import pcfair  # noqa: E402
 from pcfair.datasets import load_binarized  # noqa: E402
 from pcfair.patterns import _naive_bayes_kernels as K  # noqa: E402
+from pcfair.patterns import _tree_search_kernels as TK  # noqa: E402
+from pcfair.patterns.parallel import parallel_search  # noqa: E402
 from pcfair.patterns.naive_bayes_search import NaiveBayesTables, nb_search  # noqa: E402
 from pcfair.patterns.scores import pattern_divergences  # noqa: E402
 from pcfair.patterns.search import PAPER, SearchOptions, search, search_order  # noqa: E402
@@ -51,18 +57,25 @@ SENSITIVE = ["age", "foreign_worker", "sex", "marital_status"]
 LEARNFAIRNB = {"top-1 |Δ|": "73.1 M", "top-1 div δ=.01": "8.0 M", "top-10 div δ=.01": "13.6 M"}
 
 _kernel = {"seconds": 0.0}
-_run = K.run
 
 
-def _timed_run(*args):
-    t = time.perf_counter()
-    try:
-        return _run(*args)
-    finally:
-        _kernel["seconds"] += time.perf_counter() - t
+def _clock(module) -> None:
+    """Add the time spent in ``module.run`` to ``_kernel`` (the searches look the kernel up
+    on its module at each call)."""
+    run = module.run
+
+    def timed_run(*args):
+        t = time.perf_counter()
+        try:
+            return run(*args)
+        finally:
+            _kernel["seconds"] += time.perf_counter() - t
+
+    module.run = timed_run
 
 
-K.run = _timed_run  # nb_search looks the kernel up on the module at each call
+_clock(K)
+_clock(TK)
 
 
 def fmt_nodes(n: int) -> str:
@@ -116,8 +129,8 @@ def naive_bayes_rows(df: pd.DataFrame, pseudocount: float, python_limit: float,
         val = value(res, pc, d, rank_by, delta)
         row(label, "compiled", res, val, LEARNFAIRNB.get(label, ""))
         out[label] = (res, val)
-        runs = [("python (NB bound)", SearchOptions())] + ([("python (paper)", PAPER)]
-                                                          if paper else [])
+        runs = [("python (NB bound)", SearchOptions(compiled=False))] + (
+            [("python (paper)", PAPER)] if paper else [])
         for name, opts in runs:
             ref = search(pc, d, 1, sens, delta, mode=mode, k=k, rank_by=rank_by,
                          time_limit=python_limit, options=opts, progress=False)
@@ -137,8 +150,15 @@ def naive_bayes_rows(df: pd.DataFrame, pseudocount: float, python_limit: float,
     return out
 
 
-def clt_rows(python_limit: float, lattice_limit: float, german_delta: float | None) -> None:
-    """The Chow-Liu circuits: the tree bound against the quotient bound, same run."""
+def clt_rows(python_limit: float, compiled_limit: float, lattice_limit: float,
+             german_delta: float | None) -> None:
+    """The Chow-Liu circuits: the compiled tree search, the Python search with the tree bound
+    and with the quotient bound, same run (the compiled one also on two processes for the
+    German certification)."""
+
+    def limit(label: str) -> float:
+        return compiled_limit if "compiled" in label else python_limit
+
     pc = pcfair.load(CIRCUITS / "german_clt.json")
     names = pc.names
     d = names.index("loan_status")
@@ -168,12 +188,15 @@ def clt_rows(python_limit: float, lattice_limit: float, german_delta: float | No
         print(f"certification at δ = {delta:.5f} ({source} + 0.005)\n")
     bound_header()
     runs = {}
-    for bound in ("tree", "quotient"):
-        res = search(pc, d, 1, sens, delta, mode="first", time_limit=python_limit,
-                     options=SearchOptions(bound=bound), progress=False)
-        runs[bound] = res
-        bound_row("certify", bound, res, "fair" if res.complete and not res.patterns else
-                  ("witness" if res.patterns else "—"))
+    for label, opts in VARIANTS:
+        res = timed(lambda: search(pc, d, 1, sens, delta, mode="first", time_limit=limit(label),
+                                   options=opts, progress=False))
+        runs[label] = res
+        bound_row("certify", label, res, verdict(res))
+    res = timed(lambda: parallel_search(pc, d, 1, sens, delta, n_jobs=2, mode="first",
+                                        time_limit=compiled_limit, progress=False))
+    runs["tree, compiled ×2"] = res
+    bound_row("certify", "tree, compiled ×2", res, verdict(res))
     ratio("certify", runs)
     for name in ("compas", "adult"):
         ds = load_binarized(name)
@@ -184,44 +207,72 @@ def clt_rows(python_limit: float, lattice_limit: float, german_delta: float | No
               f"δ = 0.01\n")
         bound_header()
         runs = {}
-        for bound in ("tree", "quotient"):
-            res = search(pc, d, 1, sens, 0.01, mode="topk", k=10, time_limit=python_limit,
-                         options=SearchOptions(bound=bound), progress=False)
-            runs[bound] = res
-            bound_row("top-10 |Δ|", bound, res,
+        for label, opts in VARIANTS:
+            res = timed(lambda: search(pc, d, 1, sens, 0.01, mode="topk", k=10,
+                                       time_limit=limit(label), options=opts, progress=False))
+            runs[label] = res
+            bound_row("top-10 |Δ|", label, res,
                       f"{abs(res.patterns[-1].score):.5f}" if res.patterns else "—")
         ratio("top-10", runs)
 
 
+#: The searches compared on the Chow-Liu circuits: the compiled tree search, the Python search
+#: with the same bound, and the Python search with the paper's quotient bound.
+VARIANTS = [("tree, compiled", SearchOptions(bound="tree")),
+            ("tree, Python", SearchOptions(bound="tree", compiled=False)),
+            ("quotient, Python", SearchOptions(bound="quotient", compiled=False))]
+
+
+def timed(call):
+    """Run a search with the kernel clock reset; the result carries the kernel seconds."""
+    _kernel["seconds"] = 0.0
+    res = call()
+    res.kernel_seconds = _kernel["seconds"]
+    return res
+
+
+def verdict(res) -> str:
+    return "fair" if res.complete and not res.patterns else ("witness" if res.patterns else "—")
+
+
 def bound_header() -> None:
-    print("| task         | bound     |     nodes |    pruned |        s | k nodes/s | "
-          "complete | result   |")
-    print("|" + "---|" * 8)
+    print("| task         | search            |     nodes |    pruned |        s | k nodes/s "
+          "| kernel | complete | result   |")
+    print("|" + "---|" * 9)
 
 
-def bound_row(task: str, bound: str, res, result: str) -> None:
+def bound_row(task: str, label: str, res, result: str) -> None:
     rate = res.nodes / res.seconds if res.seconds > 0 else float("nan")
-    print(f"| {task:<12} | {bound:<9} | {fmt_nodes(res.nodes):>9} | {fmt_nodes(res.pruned):>9} "
-          f"| {res.seconds:8.2f} | {rate / 1e3:9.1f} | {str(res.complete):<8} | {result:<8} |",
-          flush=True)
+    share = (f"{100 * res.kernel_seconds / res.seconds:.0f}%"
+             if res.compiled and res.seconds > 0 and res.kernel_seconds else "")
+    print(f"| {task:<12} | {label:<17} | {fmt_nodes(res.nodes):>9} | {fmt_nodes(res.pruned):>9} "
+          f"| {res.seconds:8.2f} | {rate / 1e3:9.1f} | {share:>6} | {str(res.complete):<8} "
+          f"| {result:<8} |", flush=True)
 
 
 def ratio(task: str, runs: dict) -> None:
-    t, q = runs["tree"], runs["quotient"]
-    if t.complete and q.complete and t.nodes:
-        print(f"\n{task}: the quotient bound visits {q.nodes / t.nodes:.2f}× the tree bound's "
-              f"nodes and takes {q.seconds / max(t.seconds, 1e-9):.2f}× its time")
-    elif t.complete:
-        print(f"\n{task}: complete with the tree bound in {t.seconds:.1f} s; not with the "
-              f"quotient bound within {q.seconds:.0f} s")
-    else:
-        print(f"\n{task}: complete with neither bound within the limit")
+    """Nodes and time of each run against the compiled tree search's, same run."""
+    base = runs["tree, compiled"]
+    for label, r in runs.items():
+        if label == "tree, compiled":
+            continue
+        if r.complete and base.complete and base.nodes:
+            print(f"{task}: {label} visits {r.nodes / base.nodes:.2f}× the nodes of the "
+                  f"compiled tree search and takes {r.seconds / max(base.seconds, 1e-9):.2f}× "
+                  "its time")
+        else:
+            print(f"{task}: {label}: complete={r.complete} in {r.seconds:.1f} s "
+                  f"({fmt_nodes(r.nodes)} nodes); compiled tree search: "
+                  f"complete={base.complete} in {base.seconds:.1f} s "
+                  f"({fmt_nodes(base.nodes)} nodes)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python-limit", type=float, default=60.0,
                     help="seconds for each Python search (default 60)")
+    ap.add_argument("--compiled-limit", type=float, default=600.0,
+                    help="seconds for each compiled search on the Chow-Liu circuits (default 600)")
     ap.add_argument("--lattice-limit", type=float, default=240.0,
                     help="seconds for the lattice engine on the CLT (default 240)")
     ap.add_argument("--skip-clt", action="store_true")
@@ -258,7 +309,7 @@ def main() -> None:
               f"≥ 1 M nodes/s: {min(rates) >= 1e6 if rates else 'n/a'} "
               f"(min {min(rates) / 1e6 if rates else float('nan'):.2f} M/s over the tasks)")
     if not args.skip_clt:
-        clt_rows(args.python_limit, args.lattice_limit, args.german_delta)
+        clt_rows(args.python_limit, args.compiled_limit, args.lattice_limit, args.german_delta)
 
 
 if __name__ == "__main__":

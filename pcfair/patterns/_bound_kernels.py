@@ -16,8 +16,12 @@ with the value ``val``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
+
+from pcfair.patterns._search_kernels import _add, coupled_bound, sigmoid
 
 EXCL = 0
 FREE = 1
@@ -396,3 +400,34 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
             out[6] = 1.0
         if imp[m, 1]:
             out[7] = 1.0
+
+
+@njit(cache=True)
+def node_bound(out, pi):
+    """``(ub, a_min, a_max)`` of a search node from its :func:`tree_box` ``out`` and
+    ``π = logit P(d)``: the bound :class:`~pcfair.patterns.bounds.TreeBound` proves, ``ub`` the
+    smaller of :func:`~pcfair.patterns._search_kernels.coupled_bound` over ``[π + A] × [D]`` and
+    the corners ``max(σ(π + B_hi) − σ(π + A_lo), σ(π + A_hi) − σ(π + B_lo))``, and
+    ``[a_min, a_max] = σ(π + [B])``. ``ub = −1`` when no extension has positive probability
+    (``impA`` or ``impB``); where ``π`` is infinite every conditional is 0 or 1 and ``ub = 0``."""
+    if out[6] != 0.0 or out[7] != 0.0:
+        return -1.0, 0.0, 0.0
+    if not math.isfinite(pi):
+        p = sigmoid(pi)
+        return 0.0, p, p
+    t_lo = _add(pi, out[0], NEG)
+    t_hi = _add(pi, out[1], POS)
+    u_lo = _add(pi, out[2], NEG)
+    u_hi = _add(pi, out[3], POS)
+    corners = max(sigmoid(u_hi) - sigmoid(t_lo), sigmoid(t_hi) - sigmoid(u_lo), 0.0)
+    ub = min(coupled_bound(t_lo, t_hi, out[4], out[5]), corners)
+    return ub, sigmoid(u_lo), sigmoid(u_hi)
+
+
+@njit(cache=True)
+def rest_range(out, pi):
+    """The range ``σ(π + [A])`` of ``P(d | y', ¬x')`` from a :func:`tree_box` computed with
+    ``x``'s variables undecided (``(0, 1)`` where that evidence is impossible)."""
+    if out[6] != 0.0:
+        return 0.0, 1.0
+    return sigmoid(_add(pi, out[0], NEG)), sigmoid(_add(pi, out[1], POS))

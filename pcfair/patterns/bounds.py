@@ -36,6 +36,7 @@ from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference.marginals import log_marginals, node_log_values
 from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
 from pcfair.patterns import _bound_kernels as K
+from pcfair.patterns import _search_kernels as SK
 
 #: The bounds :class:`~pcfair.patterns.search.SearchOptions` ``bound`` can force.
 BOUNDS = ("auto", "quotient", "naive_bayes", "tree")
@@ -73,37 +74,20 @@ def coupled_bound(t_lo: float, t_hi: float, s_lo: float, s_hi: float) -> float:
     ``t < −s/2``: ``f`` is unimodal with its peak at ``−s/2``, so its max over ``[t_lo, t_hi]``
     is at ``−s/2`` clipped to the interval. ``f`` grows with ``s`` for every ``t``, so the
     positive side is at ``s = s_hi``; ``σ(t) − σ(t + s)`` for ``s < 0`` is the mirror image.
-    Infinite ends are handled by :func:`~pcfair.inference.quotient._sigmoid` (a ``t`` or
+    Infinite ends are handled by ``σ`` (a ``t`` or
     ``t + s`` of ±inf is a conditional of 0 or 1): where a sum would be ``inf − inf`` the
     bound falls back to the box's corners, ``max(σ(t_hi + s_hi) − σ(t_lo), σ(t_hi) −
     σ(t_lo + s_lo))``, which is ≥ the max because ``σ(t + s) − σ(t)`` ≤ ``σ(t_hi + s_hi) −
-    σ(t_lo)`` on the box (monotone in each of ``t + s`` and ``t``).
+    σ(t_lo)`` on the box (monotone in each of ``t + s`` and ``t``). The arithmetic is the
+    compiled :func:`pcfair.patterns._search_kernels.coupled_bound`, which the compiled
+    searches call as well.
 
     Examples
     --------
     >>> round(coupled_bound(-5.0, 5.0, 0.0, 2.0), 4)  # at t = -1: σ(1) − σ(−1)
     0.4621
     """
-    sig = _sigmoid
-    best = 0.0
-    finite = all(math.isfinite(v) for v in (t_lo, t_hi, s_lo, s_hi))
-    if not finite:
-        hi = sig(_add(t_hi, s_hi, math.inf)) - sig(t_lo) if s_hi > 0 else 0.0
-        lo = sig(t_hi) - sig(_add(t_lo, s_lo, -math.inf)) if s_lo < 0 else 0.0
-        return max(0.0, hi, lo)
-    if s_hi > 0:
-        t = min(max(-s_hi / 2, t_lo), t_hi)
-        best = max(best, sig(t + s_hi) - sig(t))
-    if s_lo < 0:
-        t = min(max(-s_lo / 2, t_lo), t_hi)
-        best = max(best, sig(t) - sig(t + s_lo))
-    return best
-
-
-def _add(a: float, b: float, nan_to: float) -> float:
-    """``a + b`` with ``inf − inf`` (undefined) taken as ``nan_to``, the sound side."""
-    s = a + b
-    return nan_to if s != s else s
+    return float(SK.coupled_bound(t_lo, t_hi, s_lo, s_hi))
 
 
 # ------------------------------------------------------------------------ the paper's bound
@@ -481,9 +465,14 @@ class TreeBound:
 
     name = "tree"
 
-    def __init__(self, d: int, fav: int, prior: float, parent: np.ndarray, card: np.ndarray,
-                 log_theta: dict) -> None:
-        self.d, self.fav, self.prior = d, fav, float(prior)
+    def __init__(self, d: int, fav: int, log_prior: np.ndarray, parent: np.ndarray,
+                 card: np.ndarray, log_theta: dict) -> None:
+        self.d, self.fav = d, fav
+        #: ``[log P(d), log P(¬d)]``, normalised
+        self.log_prior = np.array([log_prior[fav], log_prior[1 - fav]], float)
+        self.log_prior -= np.logaddexp(*self.log_prior)
+        #: ``π = logit P(d)``
+        self.prior = float(log_prior[fav] - log_prior[1 - fav])
         self.calls = 0
         n = len(card)
         self.parent = parent.astype(np.int64)  # −1: a child of D (and at D itself)
@@ -530,11 +519,11 @@ class TreeBound:
         for v in range(n):
             self.ch_ptr[v + 1] = self.ch_ptr[v] + len(children[v])
         self.ch_idx = np.array([c for v in range(n) for c in children[v]] or [0], np.int64)
-        self._slots = max(m, 1)
+        self.slots = max(m, 1)
         self._buffers()
 
     def _buffers(self) -> None:
-        n, m = len(self.card), self._slots
+        n, m = len(self.card), self.slots
         self._box = np.zeros((m, 10))
         self._imp = np.zeros((m, 2), np.bool_)
         self._lm = np.zeros((m, 4))
@@ -564,8 +553,7 @@ class TreeBound:
         prior, parent, log_theta = parsed
         if prior[fav] == prior[1 - fav] == -np.inf:
             return None  # a circuit of mass zero
-        pi = float(prior[fav] - prior[1 - fav])
-        return cls(d, fav, pi, parent, circuit.variables.cardinalities, log_theta)
+        return cls(d, fav, prior, parent, circuit.variables.cardinalities, log_theta)
 
     def box(self, x: dict, y: dict, free: Sequence[int], sensitive: set,
             x_free: bool = False) -> np.ndarray:
@@ -588,26 +576,14 @@ class TreeBound:
 
     def node(self, x: dict, y: dict, free: Sequence[int], sensitive: set) -> NodeBound | None:
         self.calls += 1
-        a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, imp_a, imp_b = map(float, self.box(x, y, free,
-                                                                               sensitive))
-        if imp_a or imp_b:
+        ub, a_min, a_max = K.node_bound(self.box(x, y, free, sensitive), self.prior)
+        if ub < 0:
             return None
-        pi = self.prior
-        if not math.isfinite(pi):  # P(d) is 0 or 1: so is every conditional, Δ = 0
-            p = _sigmoid(pi)
-            return NodeBound(0.0, p, p, lambda: (p, p))
-        t_lo, t_hi = _add(pi, a_lo, -math.inf), _add(pi, a_hi, math.inf)
-        u_lo, u_hi = _add(pi, b_lo, -math.inf), _add(pi, b_hi, math.inf)
-        corners = max(_sigmoid(u_hi) - _sigmoid(t_lo), _sigmoid(t_hi) - _sigmoid(u_lo), 0.0)
-        ub = min(coupled_bound(t_lo, t_hi, d_lo, d_hi), corners)
 
         def rest() -> tuple[float, float]:
-            r = [float(v) for v in self.box(x, y, free, sensitive, x_free=True)]
-            if r[6]:
-                return 0.0, 1.0
-            return _sigmoid(_add(pi, r[0], -math.inf)), _sigmoid(_add(pi, r[1], math.inf))
+            return K.rest_range(self.box(x, y, free, sensitive, x_free=True), self.prior)
 
-        return NodeBound(ub, _sigmoid(u_lo), _sigmoid(u_hi), rest)
+        return NodeBound(float(ub), float(a_min), float(a_max), rest)
 
 
 def _parse_tree_model(circuit: Circuit, d: int):

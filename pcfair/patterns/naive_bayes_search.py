@@ -62,12 +62,14 @@ from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
+from pcfair.patterns import _search_kernels as SK
 from pcfair.patterns.bounds import NaiveBayesBound
-from pcfair.patterns.scores import ScoredPattern, log_normalizer
-from pcfair.patterns.search import SearchOptions, SearchResult, progress_bar, search_order
+from pcfair.patterns.compiled import COMPILED_MODES, SearchBuffers, check_request, drive
+from pcfair.patterns.scores import log_normalizer
+from pcfair.patterns.search import SearchOptions, SearchResult, search_order
 
 #: The modes :func:`nb_search` runs (``search``'s ``"pareto"`` and ``"extension"`` are not).
-NB_MODES = ("all", "first", "topk")
+NB_MODES = COMPILED_MODES
 
 
 class NaiveBayesTables(NaiveBayesBound):
@@ -171,16 +173,10 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     tables). ``deadline`` (a :func:`time.perf_counter` value) overrides ``time_limit``.
     ``best_first``: visit a top-k node's children by decreasing score.
     """
-    if mode not in NB_MODES:
-        raise OptionError(f"nb_search runs the modes {NB_MODES}, not {mode!r} "
-                         "(use pcfair.patterns.search.search)")
-    if rank_by not in ("discrimination", "divergence"):
-        raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
+    check_request(mode, rank_by, k)
     if not isinstance(nb, NaiveBayesTables):
         raise TypeError("nb_search needs NaiveBayesTables.from_circuit(...) (the bound's "
                         "log-odds alone do not give P(x, y))")
-    if mode == "topk" and int(k) < 1:
-        raise OptionError(f"k must be at least 1, not {k}")
     t0 = time.perf_counter()
     if deadline is None and time_limit is not None:
         deadline = t0 + float(time_limit)
@@ -197,7 +193,7 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     if sorted(order) != features or set(order[:len(sens)]) != set(sens):
         raise OptionError(f"order {order} must list every feature once, the sensitive "
                          f"{sens} first")
-    res = SearchResult(order=list(order))
+    res = SearchResult(order=list(order), bound=NaiveBayesBound.name)
     n = len(order)
     by_div = mode == "topk" and rank_by == "divergence"
 
@@ -231,84 +227,25 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     for j in range(n - 1, -1, -1):
         sens_left[j] = sens_left[j + 1] + int(is_sens[j])
     params = np.array([nb.prior, nb.log_pd, nb.log_pnd, float(delta), float(min_support)])
-    mode_id = {"all": K.M_ALL, "first": K.M_FIRST, "topk": K.M_TOPK}[mode]
+    mode_id = {"all": SK.M_ALL, "first": SK.M_FIRST, "topk": SK.M_TOPK}[mode]
     kk = int(k) if mode == "topk" else 1
     iparams = np.array([mode_id, kk, int(by_div), int(bool(best_first)), len(sens)], np.int64)
 
     # the state
-    ctrl = np.zeros(K.N_CTRL, np.int64)
-    ctrl[K.C_DEPTH] = -1
-    fbest = np.zeros(1)
+    buf = SearchBuffers(n, 2 * (int(card.max()) if n else 1) + 1, mode, k,
+                        wide_values=bool(card.size and card.max() > 126))
     frames = np.zeros((n + 1, K.N_F))
     fint = np.zeros((n + 1, 2), np.int64)
-    code = np.zeros(max(n, 1), np.int64)
-    m = 2 * (int(card.max()) if n else 1) + 1
-    cn = np.zeros(n + 1, np.int64)
-    cur = np.zeros(n + 1, np.int64)
-    c_role = np.zeros((n + 1, m), np.int64)
-    c_val = np.zeros((n + 1, m), np.int64)
-    c_score = np.zeros((n + 1, m))
-    c_p = np.zeros((n + 1, m))
-    c_div = np.zeros((n + 1, m))
-    heap = np.zeros(kk, np.int64)
-    hk, hs, hp, hd = (np.zeros(kk) for _ in range(4))
-    hc = np.zeros(kk, np.int64)
-    hx = np.zeros((kk, max(n, 1)), np.int8)
-    cap = 1 if mode == "first" else (1024 if mode == "all" else 0)
-    os_, op = np.zeros(cap), np.zeros(cap)
-    ox = np.zeros((cap, max(n, 1)), np.int8)
-    if card.size and card.max() > 126:
-        hx, ox = hx.astype(np.int64), ox.astype(np.int64)
 
-    budget = 1 << 14
-    with progress_bar(progress, "branch and bound (compiled)") as bar:
-        while True:
-            if deadline is not None and time.perf_counter() > deadline:
-                res.complete = False
-                break
-            before = int(ctrl[K.C_NODES])
-            t_call = time.perf_counter()
-            status = K.run(card, is_sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf,
-                           t_hi_suf, s_lo_suf, s_hi_suf, sens_left, params, iparams, ctrl,
-                           fbest, frames, fint, code, cn, cur, c_role, c_val, c_score, c_p,
-                           c_div, heap, hk, hc, hs, hp, hd, hx, os_, op, ox, budget)
-            bar.update(int(ctrl[K.C_NODES]) - before)
-            if status in (K.DONE, K.FOUND):
-                break
-            if status == K.GROW:
-                new = 2 * len(os_)
-                os_ = np.concatenate([os_, np.zeros(new - len(os_))])
-                op = np.concatenate([op, np.zeros(new - len(op))])
-                ox = np.concatenate([ox, np.zeros((new - len(ox), ox.shape[1]), ox.dtype)])
-                continue
-            # BUDGET: aim at about 20 ms a call, so the deadline is met closely
-            spent = time.perf_counter() - t_call
-            if spent < 0.01 and budget < (1 << 24):
-                budget *= 2
-            elif spent > 0.04 and budget > 1024:
-                budget //= 2
+    def step(budget: int) -> int:
+        b = buf
+        return K.run(card, is_sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf,
+                     t_hi_suf, s_lo_suf, s_hi_suf, sens_left, params, iparams, b.ctrl,
+                     b.fbest, frames, fint, b.code, b.cn, b.cur, b.c_role, b.c_val, b.c_score,
+                     b.c_p, b.c_div, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd, b.hx, b.os_, b.op,
+                     b.ox, budget)
 
-    res.nodes = int(ctrl[K.C_NODES])
-    res.pruned = int(ctrl[K.C_PRUNED])
-    res.bounds = int(ctrl[K.C_BOUNDS])
-    res.best = float(fbest[0])
-
-    def pattern(codes: np.ndarray, score: float, prob: float) -> ScoredPattern:
-        x, y = {}, {}
-        for j in np.flatnonzero(codes[:n]):
-            c = int(codes[j])
-            if c < 0:
-                x[order[j]] = -c - 1
-            else:
-                y[order[j]] = c - 1
-        return ScoredPattern(x, y, float(score), float(prob))
-
-    if mode == "topk":
-        size = int(ctrl[K.C_HSIZE])
-        slots = sorted(range(size), key=lambda s_: (-hk[s_], -hc[s_]))
-        res.patterns = [pattern(hx[s_], hs[s_], hp[s_]) for s_ in slots]
-    else:
-        res.patterns = [pattern(ox[i], os_[i], op[i]) for i in range(int(ctrl[K.C_NOUT]))]
+    drive(step, buf, res, deadline, progress, "branch and bound (compiled)")
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -319,13 +256,16 @@ def search_naive_bayes(circuit: Circuit, d: int, fav: int, sensitive: list[int],
                        deadline: float | None = None,
                        options: SearchOptions = SearchOptions(),
                        order: list[int] | None = None, min_support: float = 0.0,
-                       progress: bool | None = False) -> SearchResult | None:
+                       progress: bool | None = False,
+                       partition: tuple[int, int, int] | None = None) -> SearchResult | None:
     """:func:`nb_search` on ``circuit`` with :func:`search`'s arguments and its variable
     order (``options.ordering``), or None where it does not apply: the circuit is not naive
     Bayes in ``d`` (:meth:`NaiveBayesBound.from_circuit`), ``options.naive_bayes_bound`` is
-    off, or ``mode`` is not one of :data:`NB_MODES`. (``options.seed_runs`` is not used: the
+    off or ``options.bound`` forces another bound, a ``partition`` (a share of a split
+    search) is asked for, or ``mode`` is not one of :data:`NB_MODES`. (``options.seed_runs`` is not used: the
     compiled search does not need a head start.)"""
-    if mode not in NB_MODES or not options.naive_bayes_bound:
+    if (mode not in NB_MODES or not options.naive_bayes_bound or partition is not None
+            or options.bound not in ("auto", "naive_bayes")):
         return None
     nb = NaiveBayesTables.from_circuit(circuit, d, fav)
     if nb is None:

@@ -22,6 +22,7 @@ from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import from_dict, to_dict
 from pcfair.inference.quotient import self_plan
+from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.executors import deadline_from, map_chunks, resolve_n_jobs
 from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.search import SearchOptions, SearchResult, pattern_key, search, search_order
@@ -76,7 +77,10 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     shares prune with their own thresholds (sound: each keeps its share's best), so the merge
     is exact. ``"first"`` stops the others once one share has a witness. Workers start by
     loading the circuit and the compiled kernels (about a second), so this pays for searches
-    that take longer than that.
+    that take longer than that. On tree models each share is the compiled tree search
+    (:func:`pcfair.patterns.tree_search.tree_search` with its ``partition``); a naive Bayes
+    runs the compiled naive-Bayes search in this process, which is faster than starting
+    workers.
 
     ``time_limit`` is a wall-clock bound from this call, starting the workers included: at the
     deadline the shares stop themselves, the run stops waiting, and the result is marked
@@ -91,7 +95,8 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     workers = resolve_n_jobs(n_jobs) if executor is None else 2
     from pcfair.patterns.naive_bayes_search import NB_MODES, NaiveBayesTables
 
-    if (mode in NB_MODES and options.naive_bayes_bound and options.bound in ("auto", "naive_bayes")
+    if (options.compiled and mode in NB_MODES and options.naive_bayes_bound
+            and options.bound in ("auto", "naive_bayes")
             and NaiveBayesTables.from_circuit(circuit, d, fav) is not None):
         # the compiled naive-Bayes search takes less time than starting workers
         return search(circuit, d, fav, sensitive, delta, time_limit=time_limit,
@@ -104,7 +109,8 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
         # traceback per worker); the parent runs the shares itself and warns
         raise SystemExit(1)
     t0 = time.perf_counter()
-    self_plan(circuit, assume_deterministic)  # refuse unsuitable circuits before spawning
+    if options.bound == "quotient" or TreeBound.from_circuit(circuit, d, fav) is None:
+        self_plan(circuit, assume_deterministic)  # refuse unsuitable circuits before spawning
     order = search_order(circuit, d, fav, sensitive, options.ordering)
     card = circuit.variables.cardinalities
     sens = set(sensitive)

@@ -87,6 +87,9 @@ class SearchOptions:
     # the pruning bound (pcfair.patterns.bounds): "auto" the tightest that applies, or
     # "quotient", "naive_bayes", "tree" forced
     bound: str = "auto"
+    # run the compiled search (naive Bayes, tree models) where one applies: the same answers
+    # and bound, no per-node Python
+    compiled: bool = True
 
 
 #: The paper's search: file order, no shared bounds, children in generation order, no seeding,
@@ -110,6 +113,7 @@ class SearchResult:
     order: list = field(default_factory=list)
     best: float = 0.0
     bound: str = ""  # the pruning bound used (pcfair.patterns.bounds)
+    compiled: bool = False  # run by a compiled search (pcfair.patterns.compiled)
 
 
 class _Stop(Exception):
@@ -253,6 +257,24 @@ def pattern_key(x: dict, y: dict) -> tuple:
     return tuple(sorted(x.items())), tuple(sorted(y.items()))
 
 
+def compiled_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float,
+                    **kwargs) -> SearchResult | None:
+    """The compiled search that applies to ``circuit`` (``kwargs`` as :func:`search` takes
+    them, without ``start`` and ``partition``), or None: the naive-Bayes search, where every
+    quantity is incremental and the bound O(1)
+    (:func:`~pcfair.patterns.naive_bayes_search.search_naive_bayes`; not for a ``partition``),
+    else the tree search (:func:`~pcfair.patterns.tree_search.search_tree`)."""
+    from pcfair.patterns.naive_bayes_search import search_naive_bayes
+    from pcfair.patterns.tree_search import search_tree
+
+    require_tractable_marginals(circuit)
+    for run in (search_naive_bayes, search_tree):
+        res = run(circuit, d, fav, sensitive, delta, **kwargs)
+        if res is not None:
+            return res
+    return None
+
+
 def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
            mode: str = "all", k: int = 10, rank_by: str = "discrimination",
            time_limit: float | None = None, deadline: float | None = None,
@@ -273,7 +295,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     P(x, y)), ``"extension"`` (is some strict extension of ``start`` in ``member``, a set of
     :func:`pattern_key`: stops at the first). ``start`` begins the search at a pattern
     (its extensions only). ``progress`` shows a counter of visited nodes (default: when stderr
-    is a terminal). ``deadline`` (a ``time.perf_counter`` value) overrides ``time_limit``.
+    is a terminal). Where a compiled search applies (:func:`compiled_search`; not with
+    ``start``) and ``options.compiled`` is on, it answers instead. ``deadline`` (a ``time.perf_counter`` value) overrides ``time_limit``.
     ``partition = (w, n, depth)``: explore only the subtrees below ``depth`` whose node hashes
     to ``w`` modulo ``n`` (one worker's share; see :func:`pcfair.patterns.parallel.parallel_search`).
     """
@@ -281,15 +304,11 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         raise OptionError(f"mode must be one of {MODES}, not {mode!r}")
     if rank_by not in ("discrimination", "divergence"):
         raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
-    if options.naive_bayes_bound and options.bound in ("auto", "naive_bayes") \
-            and start is None and partition is None and mode in ("all", "first", "topk"):
-        # naive Bayes: every quantity is incremental and the bound O(1): the compiled search
-        from pcfair.patterns.naive_bayes_search import search_naive_bayes
-
-        fast = search_naive_bayes(circuit, d, fav, sensitive, delta, mode=mode, k=k,
-                                  rank_by=rank_by, time_limit=time_limit, deadline=deadline,
-                                  options=options, order=order, min_support=min_support,
-                                  progress=progress)
+    if options.compiled and start is None:
+        fast = compiled_search(circuit, d, fav, sensitive, delta, mode=mode, k=k,
+                               rank_by=rank_by, time_limit=time_limit, deadline=deadline,
+                               options=options, order=order, min_support=min_support,
+                               progress=progress, partition=partition)
         if fast is not None:
             return fast
     require_tractable_marginals(circuit)

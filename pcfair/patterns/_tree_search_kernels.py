@@ -1,0 +1,432 @@
+"""Numba kernels of the compiled branch and bound over decision-rooted tree-augmented models
+(:mod:`pcfair.patterns.tree_search`).
+
+The walk, its resumable state and the pattern codes are those of the naive-Bayes search
+(:mod:`pcfair.patterns._search_kernels`). What differs is how a node is scored and bounded:
+
+- a node keeps, per variable, its lattice state for the bound (``st``/``val``, the states of
+  :mod:`pcfair.patterns._bound_kernels`) and two evidence vectors, ``obs_a`` (``y`` only) and
+  ``obs_b`` (``x`` and ``y``), each entry ``-1`` (marginalised), ``k ≥ 0`` (observed with
+  value ``k``) or ``-2 - k`` (any value but ``k``: the events of the divergence's ``¬x``);
+  deciding a position writes its variable's entries and leaving the position's frame resets
+  them, so the vectors are updated in O(1) per step;
+- a child's masses ``log P(δ, e)`` for both decision values come from one upward pass of
+  linear-space messages over the feature forest (:func:`log_masses`), skipping subtrees with
+  no evidence (their message is 1), rescaled where a message would underflow;
+- the bound is :func:`pcfair.patterns._bound_kernels.tree_box` on ``st``/``val`` and
+  :func:`pcfair.patterns._bound_kernels.node_bound` on its box: the
+  :class:`~pcfair.patterns.bounds.TreeBound` the Python search uses, evaluated in place.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from pcfair.patterns._bound_kernels import (
+    EXCL,
+    FREE,
+    IN_X,
+    IN_Y,
+    node_bound,
+    rest_range,
+    tree_box,
+)
+from pcfair.patterns._search_kernels import (
+    ATOL,
+    BOUND_RTOL,
+    BUDGET,
+    C_BOUNDS,
+    C_DEPTH,
+    C_HSIZE,
+    C_NODES,
+    C_NOUT,
+    C_PRUNED,
+    C_STARTED,
+    DONE,
+    FOUND,
+    GROW,
+    M_TOPK,
+    R_EXCL,
+    R_X,
+    divergence_bound,
+    divergence_score,
+    logaddexp,
+    record_pattern,
+    sigmoid,
+    sigmoid_shift,
+)
+
+#: A message below this is rescaled (its log kept aside), so long products never underflow.
+_TINY = 1e-150
+
+
+@njit(cache=True)
+def log_masses(obs, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior,
+               msg, has_ev, out) -> None:
+    """``out[0] = log P(d, e)``, ``out[1] = log P(¬d, e)`` for the evidence ``obs`` (normalised:
+    ``log_prior`` holds ``log P(d)``, ``log P(¬d)``; ``th1``/``th0`` the conditionals
+    ``θ_δ(v = k | pa = j)`` at ``toff[v] + j·card[v] + k``, linear).
+
+    The upward pass of a tree: ``m_δ(v, j) = Σ_k θ_δ(k | j) [k allowed] Π_c m_δ(c, k)`` in post
+    order, and ``P(δ, e) = P(δ) Π_roots m_δ(r)``. A subtree with no evidence has ``m = 1``
+    (``θ`` sums to one) and is skipped (``has_ev``). A message vector whose largest entry
+    falls below ``_TINY`` is divided by it and its log added to the result, which rescales
+    every product it enters by the same factor: exact up to rounding, at any depth.
+    """
+    s1 = 0.0
+    s0 = 0.0
+    for i in range(post.shape[0]):
+        v = post[i]
+        o = obs[v]
+        ev = o != -1
+        for e in range(ch_ptr[v], ch_ptr[v + 1]):
+            if has_ev[ch_idx[e]]:
+                ev = True
+        has_ev[v] = ev
+        if not ev:
+            continue
+        kv = card[v]
+        mx1 = 0.0
+        mx0 = 0.0
+        for j in range(kp[v]):
+            base = toff[v] + j * kv
+            acc1 = 0.0
+            acc0 = 0.0
+            for k in range(kv):
+                if o >= 0:
+                    if k != o:
+                        continue
+                elif o <= -2 and k == -2 - o:
+                    continue
+                f1 = th1[base + k]
+                f0 = th0[base + k]
+                for e in range(ch_ptr[v], ch_ptr[v + 1]):
+                    c = ch_idx[e]
+                    if has_ev[c]:
+                        f1 *= msg[moff[c] + k, 0]
+                        f0 *= msg[moff[c] + k, 1]
+                acc1 += f1
+                acc0 += f0
+            msg[moff[v] + j, 0] = acc1
+            msg[moff[v] + j, 1] = acc0
+            mx1 = max(mx1, acc1)
+            mx0 = max(mx0, acc0)
+        if 0.0 < mx1 < _TINY:
+            for j in range(kp[v]):
+                msg[moff[v] + j, 0] /= mx1
+            s1 += math.log(mx1)
+        if 0.0 < mx0 < _TINY:
+            for j in range(kp[v]):
+                msg[moff[v] + j, 1] /= mx0
+            s0 += math.log(mx0)
+    r1 = 1.0
+    r0 = 1.0
+    for i in range(post.shape[0]):
+        v = post[i]
+        if par[v] < 0 and has_ev[v]:
+            r1 *= msg[moff[v], 0]
+            r0 *= msg[moff[v], 1]
+    out[0] = log_prior[0] + s1 + (math.log(r1) if r1 > 0 else -np.inf)
+    out[1] = log_prior[1] + s0 + (math.log(r0) if r0 > 0 else -np.inf)
+
+
+@njit(cache=True)
+def node_hash(code, depth) -> int:
+    """A non-negative hash of the node ``code[:depth]`` (FNV-style, wrapping 64-bit), the same
+    in every process."""
+    h = np.int64(1469598103934665603)
+    for j in range(depth):
+        h = h * np.int64(1099511628211) + np.int64(code[j] + 3)
+    return h & np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _shift(a1, a0, b1, b0):
+    """``P(d | B) − P(d | A)`` from the log masses of the two evidences (NaN where ``B`` has
+    probability zero)."""
+    if b1 == -np.inf and b0 == -np.inf:
+        return np.nan
+    t = a1 - a0
+    u = b1 - b0
+    if math.isfinite(t) and math.isfinite(u):
+        return sigmoid_shift(t, u - t)
+    return sigmoid(u) - sigmoid(t)
+
+
+@njit(cache=True)
+def _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1, b0, delta, post,
+                par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior, msg, has_ev,
+                tmp):
+    """The divergence of the child ``(role, v)`` at position ``dd`` (variable ``z``) of the
+    node whose pattern is ``code[:dd]``: ``P(δ, y, ¬x)`` summed over the disjoint events "the
+    earlier ``x`` variables hold and this one takes another value" (as
+    :func:`pcfair.patterns.scores.divergence_masses` sums them), each one pass."""
+    for u in range(obs_a.shape[0]):
+        scratch[u] = obs_a[u]
+    if role != R_X:
+        scratch[z] = v
+    m1 = 0.0
+    m0 = 0.0
+    for j in range(dd + 1):
+        if j < dd:
+            c = code[j]
+            if c >= 0:
+                continue
+            var = pos_var[j]
+            val = -c - 1
+        elif role == R_X:
+            var = z
+            val = v
+        else:
+            continue
+        scratch[var] = -2 - val
+        log_masses(scratch, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
+                   log_prior, msg, has_ev, tmp)
+        m1 += math.exp(tmp[0])
+        m0 += math.exp(tmp[1])
+        scratch[var] = val
+    return divergence_score(score, math.exp(b1), math.exp(b0), m1, m0, delta)
+
+
+@njit(cache=True)
+def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, cn, cur,
+              c_role, c_val, c_score, c_p, c_div, c_la, delta, by_div, best_first, mode,
+              post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior, msg,
+              has_ev, tmp):
+    """The children of the node at depth ``dd`` (its ``x`` children, its ``y`` children, in
+    value order, then by decreasing score for top-k; the excluded child last), scored."""
+    z = pos_var[dd]
+    a1 = fa[dd, 0]
+    a0 = fa[dd, 1]
+    nx = fint[dd, 0]
+    m = 0
+    for role in range(2):
+        if role == R_X and not sens[dd]:
+            continue
+        for v in range(card[z]):
+            if role == R_X:
+                obs_b[z] = v
+                log_masses(obs_b, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
+                           log_prior, msg, has_ev, tmp)
+                ca1 = a1
+                ca0 = a0
+                b1 = tmp[0]
+                b0 = tmp[1]
+                obs_b[z] = -1
+                has_x = True
+            else:
+                obs_a[z] = v
+                log_masses(obs_a, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
+                           log_prior, msg, has_ev, tmp)
+                ca1 = tmp[0]
+                ca0 = tmp[1]
+                obs_a[z] = -1
+                if nx > 0:
+                    obs_b[z] = v
+                    log_masses(obs_b, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx,
+                               moff, log_prior, msg, has_ev, tmp)
+                    b1 = tmp[0]
+                    b0 = tmp[1]
+                    obs_b[z] = -1
+                else:
+                    b1 = ca1
+                    b0 = ca0
+                has_x = nx > 0
+            p = math.exp(logaddexp(b1, b0))
+            score = _shift(ca1, ca0, b1, b0) if has_x else np.nan
+            div = 0.0
+            if by_div and has_x and abs(score) > delta + ATOL:
+                div = _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1,
+                                  b0, delta, post, par, card, kp, toff, th1, th0, ch_ptr,
+                                  ch_idx, moff, log_prior, msg, has_ev, tmp)
+            # stable insertion by decreasing key (top-k), else generation order
+            pos = m
+            if best_first and mode == M_TOPK:
+                key = div if by_div else (abs(score) if has_x else -1.0)
+                while pos > 0:
+                    prev = c_div[dd, pos - 1] if by_div else (
+                        abs(c_score[dd, pos - 1]) if not math.isnan(c_score[dd, pos - 1])
+                        else -1.0)
+                    if prev < key:
+                        c_role[dd, pos] = c_role[dd, pos - 1]
+                        c_val[dd, pos] = c_val[dd, pos - 1]
+                        c_score[dd, pos] = c_score[dd, pos - 1]
+                        c_p[dd, pos] = c_p[dd, pos - 1]
+                        c_div[dd, pos] = c_div[dd, pos - 1]
+                        c_la[dd, pos, 0] = c_la[dd, pos - 1, 0]
+                        c_la[dd, pos, 1] = c_la[dd, pos - 1, 1]
+                        pos -= 1
+                    else:
+                        break
+            c_role[dd, pos] = role
+            c_val[dd, pos] = v
+            c_score[dd, pos] = score
+            c_p[dd, pos] = p
+            c_div[dd, pos] = div
+            c_la[dd, pos, 0] = ca1
+            c_la[dd, pos, 1] = ca0
+            m += 1
+    c_role[dd, m] = R_EXCL
+    c_val[dd, m] = -1
+    c_score[dd, m] = np.nan
+    c_p[dd, m] = fp[dd]
+    c_div[dd, m] = 0.0
+    c_la[dd, m, 0] = a1
+    c_la[dd, m, 1] = a0
+    cn[dd] = m + 1
+    cur[dd] = 0
+
+
+@njit(cache=True, nogil=True)
+def run(pos_var, sens, free_st, sens_left, post, par, card, kp, toff, lt1, lt0, th1, th0,
+        ch_ptr, ch_idx, moff, log_prior, params, iparams, st, val, obs_a, obs_b, scratch,
+        ctrl, fbest, fa, fp, fint, code, cn, cur, c_role, c_val, c_score, c_p, c_div, c_la,
+        msg, has_ev, tmp, box, imp, lm, flags, out, heap, hk, hc, hs, hp, hd, hx, os_, op,
+        ox, budget):
+    """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
+    ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
+
+    ``params = (logit P(d), δ, min_support)``; ``iparams = (mode, k, rank by divergence,
+    best first, w, n_w, split)``: with ``n_w > 1`` the run is share ``w`` of ``n_w``, entering
+    only the subtrees at depth ``split`` whose :func:`node_hash` is ``w`` modulo ``n_w`` (the
+    nodes above are walked by every share, so the shares are disjoint and cover the tree).
+    Positions ``j`` hold the variables ``pos_var[j]`` (sensitive first,
+    ``sens[j]``); ``free_st[j]`` is position ``j``'s undecided state.
+    """
+    n = pos_var.shape[0]
+    pi = params[0]
+    delta = params[1]
+    min_support = params[2]
+    mode = iparams[0]
+    k = iparams[1]
+    by_div = iparams[2] != 0
+    best_first = iparams[3] != 0
+    share = iparams[4]
+    shares = iparams[5]
+    split = iparams[6]
+    thr = delta + ATOL
+    cap = os_.shape[0]
+    visited = 0
+
+    if ctrl[C_STARTED] == 0:
+        ctrl[C_STARTED] = 1
+        fa[0, 0] = log_prior[0]
+        fa[0, 1] = log_prior[1]
+        fp[0] = 1.0
+        fint[0, 0] = 0
+        fint[0, 1] = 0
+        ctrl[C_NODES] += 1
+        visited += 1
+        if n == 0 or sens_left[0] == 0:
+            ctrl[C_DEPTH] = -1
+            return DONE
+        ctrl[C_DEPTH] = 0
+        _children(0, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, cn, cur,
+                  c_role, c_val, c_score, c_p, c_div, c_la, delta, by_div, best_first, mode,
+                  post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior, msg,
+                  has_ev, tmp)
+
+    while True:
+        d = ctrl[C_DEPTH]
+        if d < 0:
+            return DONE
+        z = pos_var[d]
+        if cur[d] >= cn[d]:  # the frame is done: position d is undecided again
+            st[z] = free_st[d]
+            val[z] = 0
+            obs_a[z] = -1
+            obs_b[z] = -1
+            code[d] = 0
+            ctrl[C_DEPTH] = d - 1
+            continue
+        if visited >= budget:
+            return BUDGET
+        if mode != M_TOPK and ctrl[C_NOUT] >= cap:
+            return GROW
+        c = cur[d]
+        cur[d] = c + 1
+        role = c_role[d, c]
+        v = c_val[d, c]
+        dd = d + 1
+        p = c_p[d, c]
+        if role == R_EXCL:
+            st[z] = EXCL
+            val[z] = 0
+            obs_a[z] = -1
+            obs_b[z] = -1
+            code[d] = 0
+            fint[dd, 0] = fint[d, 0]
+            fint[dd, 1] = fint[d, 1]
+        else:
+            if not p > 0:
+                continue  # P(x, y) = 0: neither it nor its extensions are defined
+            val[z] = v
+            obs_b[z] = v
+            if role == R_X:
+                st[z] = IN_X
+                obs_a[z] = -1
+                code[d] = -(v + 1)
+                fint[dd, 0] = fint[d, 0] + 1
+                fint[dd, 1] = fint[d, 1]
+            else:
+                st[z] = IN_Y
+                obs_a[z] = v
+                code[d] = v + 1
+                fint[dd, 0] = fint[d, 0]
+                fint[dd, 1] = fint[d, 1] + 1
+            if fint[dd, 0] > 0 and record_pattern(
+                    c_score[d, c], p, c_div[d, c], code, d, thr, min_support, mode, k,
+                    by_div, ctrl, fbest, heap, hk, hc, hs, hp, hd, hx, os_, op, ox):
+                return FOUND
+        fa[dd, 0] = c_la[d, c, 0]
+        fa[dd, 1] = c_la[d, c, 1]
+        fp[dd] = p
+        # enter the child at depth dd
+        ctrl[C_NODES] += 1
+        visited += 1
+        if dd == n:
+            continue
+        if shares > 1 and dd == split and node_hash(code, dd) % shares != share:
+            continue  # another share's subtree
+        if fint[dd, 0] == 0 and sens_left[dd] == 0:
+            continue  # no sensitive variable left to put in x
+        if fint[dd, 0] > 0 or fint[dd, 1] > 0:
+            prune = p < min_support
+            if not prune:
+                ctrl[C_BOUNDS] += 1
+                tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
+                         box, imp, lm, flags, out)
+                ub, a_min, a_max = node_bound(out, pi)
+                if ub < 0.0:
+                    prune = True  # no extension has positive probability
+                else:
+                    ub = ub * (1.0 + BOUND_RTOL) + 1e-300
+                    if ub <= thr:
+                        prune = True
+                    elif mode == M_TOPK and ctrl[C_HSIZE] >= k:
+                        if not by_div:
+                            prune = ub <= hk[heap[0]]
+                        else:
+                            # the P(d | y', ¬x') range: x's variables made undecided
+                            for j in range(dd):
+                                if code[j] < 0:
+                                    st[pos_var[j]] = FREE
+                            tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr,
+                                     ch_idx, moff, box, imp, lm, flags, out)
+                            for j in range(dd):
+                                if code[j] < 0:
+                                    st[pos_var[j]] = IN_X
+                            r_min, r_max = rest_range(out, pi)
+                            prune = divergence_bound(p, a_min, a_max, r_min, r_max,
+                                                     delta) <= hk[heap[0]]
+            if prune:
+                ctrl[C_PRUNED] += 1
+                continue
+        ctrl[C_DEPTH] = dd
+        _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, cn, cur,
+                  c_role, c_val, c_score, c_p, c_div, c_la, delta, by_div, best_first, mode,
+                  post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior, msg,
+                  has_ev, tmp)

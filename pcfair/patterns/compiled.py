@@ -1,0 +1,130 @@
+"""The Python side the compiled searches share (:mod:`pcfair.patterns.naive_bayes_search`,
+:mod:`pcfair.patterns.tree_search`): their buffers, the loop that drives a resumable kernel
+against a deadline, and the decoding of its results into a
+:class:`~pcfair.patterns.search.SearchResult`.
+
+A kernel (see :mod:`pcfair.patterns._search_kernels`) is called with a node budget and returns
+``DONE``, ``FOUND`` (a first witness), ``BUDGET`` (call again) or ``GROW`` (the output buffer
+is full: :meth:`SearchBuffers.grow`, then call again); :func:`drive` sizes the budget so a call
+takes about 20 ms, which keeps the deadline and the progress bar close.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from pcfair.errors import OptionError
+from pcfair.patterns import _search_kernels as K
+from pcfair.patterns.scores import ScoredPattern
+from pcfair.patterns.search import SearchResult, progress_bar
+
+#: The modes the compiled searches run (``search``'s ``"pareto"`` and ``"extension"`` are not).
+COMPILED_MODES = ("all", "first", "topk")
+
+
+def check_request(mode: str, rank_by: str, k: int) -> None:
+    """Refuse a mode, ranking or ``k`` the compiled searches do not run."""
+    if mode not in COMPILED_MODES:
+        raise OptionError(f"the compiled searches run the modes {COMPILED_MODES}, not "
+                          f"{mode!r} (use pcfair.patterns.search.search)")
+    if rank_by not in ("discrimination", "divergence"):
+        raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
+    if mode == "topk" and int(k) < 1:
+        raise OptionError(f"k must be at least 1, not {k}")
+
+
+class SearchBuffers:
+    """The arrays a compiled search keeps between kernel calls, for ``n`` positions whose
+    nodes have at most ``width`` children: the counters (``ctrl``, ``fbest``), the path
+    (``code``, and per depth the children's roles, values, scores, probabilities and
+    divergences with a cursor), the top-k heap and the output buffer."""
+
+    def __init__(self, n: int, width: int, mode: str, k: int, wide_values: bool) -> None:
+        self.n, self.mode = n, mode
+        self.ctrl = np.zeros(K.N_CTRL, np.int64)
+        self.ctrl[K.C_DEPTH] = -1
+        self.fbest = np.zeros(1)
+        self.code = np.zeros(max(n, 1), np.int64)
+        self.cn = np.zeros(n + 1, np.int64)
+        self.cur = np.zeros(n + 1, np.int64)
+        self.c_role = np.zeros((n + 1, width), np.int64)
+        self.c_val = np.zeros((n + 1, width), np.int64)
+        self.c_score = np.zeros((n + 1, width))
+        self.c_p = np.zeros((n + 1, width))
+        self.c_div = np.zeros((n + 1, width))
+        kk = int(k) if mode == "topk" else 1
+        self.k = kk
+        code_type = np.int64 if wide_values else np.int8
+        self.heap = np.zeros(kk, np.int64)
+        self.hk, self.hs, self.hp, self.hd = (np.zeros(kk) for _ in range(4))
+        self.hc = np.zeros(kk, np.int64)
+        self.hx = np.zeros((kk, max(n, 1)), code_type)
+        cap = 1 if mode == "first" else (1024 if mode == "all" else 0)
+        self.os_, self.op = np.zeros(cap), np.zeros(cap)
+        self.ox = np.zeros((cap, max(n, 1)), code_type)
+
+    def grow(self) -> None:
+        """Double the output buffer (after ``GROW``)."""
+        size = max(2 * len(self.os_), 1)
+        pad = size - len(self.os_)
+        self.os_ = np.concatenate([self.os_, np.zeros(pad)])
+        self.op = np.concatenate([self.op, np.zeros(pad)])
+        self.ox = np.concatenate([self.ox, np.zeros((pad, self.ox.shape[1]), self.ox.dtype)])
+
+    def decode(self, order: list[int]) -> list[ScoredPattern]:
+        """The patterns found: the heap's by decreasing key (ties by arrival, as
+        :func:`~pcfair.patterns.search.search` sorts them), or the output buffer's."""
+        n = self.n
+
+        def pattern(codes: np.ndarray, score: float, prob: float) -> ScoredPattern:
+            x, y = {}, {}
+            for j in np.flatnonzero(codes[:n]):
+                c = int(codes[j])
+                if c < 0:
+                    x[order[j]] = -c - 1
+                else:
+                    y[order[j]] = c - 1
+            return ScoredPattern(x, y, float(score), float(prob))
+
+        if self.mode == "topk":
+            size = int(self.ctrl[K.C_HSIZE])
+            slots = sorted(range(size), key=lambda s: (-self.hk[s], -self.hc[s]))
+            return [pattern(self.hx[s], self.hs[s], self.hp[s]) for s in slots]
+        return [pattern(self.ox[i], self.os_[i], self.op[i])
+                for i in range(int(self.ctrl[K.C_NOUT]))]
+
+
+def drive(step: Callable[[int], int], buf: SearchBuffers, res: SearchResult,
+          deadline: float | None, progress: bool | None, desc: str) -> None:
+    """Call ``step(budget)`` (one kernel call on ``buf``) until the search ends or the
+    ``deadline`` (a :func:`time.perf_counter` value) passes, then fill ``res``'s counters,
+    ``best``, ``complete`` and patterns (``res.order`` must be set), and mark it compiled."""
+    res.compiled = True
+    budget = 1 << 14
+    with progress_bar(progress, desc) as bar:
+        while True:
+            if deadline is not None and time.perf_counter() > deadline:
+                res.complete = False
+                break
+            before = int(buf.ctrl[K.C_NODES])
+            t_call = time.perf_counter()
+            status = step(budget)
+            bar.update(int(buf.ctrl[K.C_NODES]) - before)
+            if status in (K.DONE, K.FOUND):
+                break
+            if status == K.GROW:
+                buf.grow()
+                continue
+            spent = time.perf_counter() - t_call
+            if spent < 0.01 and budget < (1 << 24):
+                budget *= 2
+            elif spent > 0.04 and budget > 64:
+                budget //= 2
+    res.nodes = int(buf.ctrl[K.C_NODES])
+    res.pruned = int(buf.ctrl[K.C_PRUNED])
+    res.bounds = int(buf.ctrl[K.C_BOUNDS])
+    res.best = float(buf.fbest[0])
+    res.patterns = buf.decode(res.order)

@@ -1,0 +1,156 @@
+"""Branch and bound at compiled speed for decision-rooted tree-augmented circuits.
+
+:func:`tree_search` answers what :func:`pcfair.patterns.search.search` answers with the tree
+bound (modes ``"all"``, ``"first"`` and ``"topk"`` by either ranking; the same
+:class:`~pcfair.patterns.search.SearchResult`), walking the same tree in the same order with
+the same bound (:class:`~pcfair.patterns.bounds.TreeBound`, evaluated by the same kernel), but
+as an explicit-stack loop over flat arrays in one compiled kernel
+(:mod:`pcfair.patterns._tree_search_kernels`), with no per-node Python. It applies to the
+circuits :meth:`TreeBound.from_circuit <pcfair.patterns.bounds.TreeBound.from_circuit>`
+recognises: Chow-Liu trees learned by :func:`pcfair.learn.learn_pc`, naive Bayes, and every
+tree Bayesian network re-rooted at the decision.
+
+A node's scores come from the model the recognition read off the circuit,
+``P(δ, z) = P(δ) Π_v θ_δ(z_v | z_pa(v))``: ``log P(δ, e)`` for an evidence ``e`` is one
+upward pass of messages over the feature forest (:func:`._tree_search_kernels.log_masses`),
+so ``P(x, y) = P(d, x, y) + P(¬d, x, y)`` and ``Δ = σ(B) − σ(A)`` with ``A``, ``B`` the log-odds
+of ``y`` and of ``x, y`` (computed as ``sinh`` of the half difference, no cancellation). The
+divergence of a pattern takes its ``P(δ, y, ¬x)`` as a sum over the disjoint events "the
+earlier ``x`` variables hold and this one takes another value" (as
+:func:`pcfair.patterns.scores.divergence_masses` does), one pass each. These are the circuit's
+own marginals (the recognition is exact), computed in another order: scores agree with the
+circuit's to rounding, and the tests check them against brute force.
+
+Only ``search``'s ``seed_runs`` is not used: the compiled search does not need a head start.
+A ``deadline`` (a :func:`time.perf_counter` value) is checked between kernel calls (about
+20 ms each); a run it stops is marked incomplete.
+
+Examples
+--------
+>>> import pandas as pd
+>>> from pcfair.learn import learn_pc
+>>> df = pd.DataFrame({"d": [0, 1, 1, 0, 1, 0, 1, 1], "s": [0, 1, 1, 0, 0, 1, 1, 0],
+...                    "z": [1, 1, 0, 0, 1, 0, 1, 1]})
+>>> pc = learn_pc(df, "d")
+>>> res = search_tree(pc, 0, 1, [1], 0.05, mode="topk", k=1)
+>>> res.bound, res.compiled, len(res.patterns), res.complete
+('tree', True, 1, True)
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.errors import OptionError
+from pcfair.patterns import _bound_kernels as BK
+from pcfair.patterns import _search_kernels as SK
+from pcfair.patterns import _tree_search_kernels as K
+from pcfair.patterns.bounds import TreeBound
+from pcfair.patterns.compiled import COMPILED_MODES, SearchBuffers, check_request, drive
+from pcfair.patterns.search import SearchOptions, SearchResult, search_order
+
+
+def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
+                mode: str = "all", k: int = 10, rank_by: str = "discrimination",
+                deadline: float | None = None, time_limit: float | None = None,
+                min_support: float = 0.0, best_first: bool = True,
+                progress: bool | None = False,
+                partition: tuple[int, int, int] | None = None) -> SearchResult:
+    """Compiled branch and bound over the tree model ``tb`` (see the module docstring).
+
+    ``order``: the features in search order, sensitive first. ``mode``, ``k``, ``rank_by``,
+    ``min_support`` and the result are those of :func:`pcfair.patterns.search.search`.
+    ``deadline`` (a :func:`time.perf_counter` value) overrides ``time_limit``.
+    ``best_first``: visit a top-k node's children by decreasing score. ``partition = (w, n,
+    depth)``: explore only the subtrees below ``depth`` that hash to ``w`` modulo ``n`` (one
+    share of :func:`pcfair.patterns.parallel.parallel_search`).
+    """
+    check_request(mode, rank_by, k)
+    t0 = time.perf_counter()
+    if deadline is None and time_limit is not None:
+        deadline = t0 + float(time_limit)
+    card = tb.card
+    nv = len(card)
+    sens = sorted(set(int(v) for v in sensitive))
+    features = [v for v in range(nv) if v != tb.d]
+    order = [int(v) for v in order]
+    if not set(sens) <= set(features):
+        raise OptionError(f"sensitive variables {sens} must be features (not the decision "
+                          f"{tb.d})")
+    if sorted(order) != features or set(order[:len(sens)]) != set(sens):
+        raise OptionError(f"order {order} must list every feature once, the sensitive "
+                          f"{sens} first")
+    res = SearchResult(order=list(order), bound=TreeBound.name)
+    n = len(order)
+    pos_var = np.array(order, np.int64)
+    is_sens = np.array([v in set(sens) for v in order], np.bool_)
+    free_st = np.where(is_sens, BK.FREE_SENS, BK.FREE).astype(np.int64)
+    sens_left = np.zeros(n + 1, np.int64)
+    for j in range(n - 1, -1, -1):
+        sens_left[j] = sens_left[j + 1] + int(is_sens[j])
+    st = np.full(nv, BK.EXCL, np.int64)
+    st[pos_var] = free_st
+    val = np.zeros(nv, np.int64)
+    obs_a = np.full(nv, -1, np.int64)
+    obs_b = obs_a.copy()
+    scratch = obs_a.copy()
+    mode_id = {"all": SK.M_ALL, "first": SK.M_FIRST, "topk": SK.M_TOPK}[mode]
+    params = np.array([tb.prior, float(delta), float(min_support)])
+    share = partition if partition is not None else (0, 1, 0)
+    iparams = np.array([mode_id, int(k) if mode == "topk" else 1,
+                        int(mode == "topk" and rank_by == "divergence"), int(bool(best_first)),
+                        *share], np.int64)
+    width = 2 * (int(card[pos_var].max()) if n else 1) + 1
+    buf = SearchBuffers(n, width, mode, k, wide_values=bool(n and card[pos_var].max() > 126))
+    fa = np.zeros((n + 1, 2))
+    fp = np.zeros(n + 1)
+    fint = np.zeros((n + 1, 2), np.int64)
+    c_la = np.zeros((n + 1, width, 2))
+    slots = tb.slots
+    msg = np.zeros((slots, 2))
+    has_ev = np.zeros(nv, np.bool_)
+    tmp = np.zeros(2)
+    box, imp, lm = np.zeros((slots, 10)), np.zeros((slots, 2), np.bool_), np.zeros((slots, 4))
+    flags, out = np.zeros((nv, 4), np.bool_), np.zeros(8)
+    th1, th0 = np.exp(tb.lt1), np.exp(tb.lt0)
+    model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, th1, th0, tb.ch_ptr,
+             tb.ch_idx, tb.moff, tb.log_prior)
+
+    def step(budget: int) -> int:
+        b = buf
+        return K.run(pos_var, is_sens, free_st, sens_left, *model, params, iparams, st, val,
+                     obs_a, obs_b, scratch, b.ctrl, b.fbest, fa, fp, fint, b.code, b.cn, b.cur,
+                     b.c_role, b.c_val, b.c_score, b.c_p, b.c_div, c_la, msg, has_ev, tmp, box,
+                     imp, lm, flags, out, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd, b.hx, b.os_,
+                     b.op, b.ox, budget)
+
+    drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)")
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def search_tree(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
+                mode: str = "all", k: int = 10, rank_by: str = "discrimination",
+                time_limit: float | None = None, deadline: float | None = None,
+                options: SearchOptions = SearchOptions(), order: list[int] | None = None,
+                min_support: float = 0.0, progress: bool | None = False,
+                partition: tuple[int, int, int] | None = None) -> SearchResult | None:
+    """:func:`tree_search` on ``circuit`` with :func:`~pcfair.patterns.search.search`'s
+    arguments and variable order (``options.ordering``), or None where it does not apply:
+    ``mode`` is not one of the compiled modes, ``options.bound`` forces another bound, or
+    the circuit is not recognised (:meth:`TreeBound.from_circuit
+    <pcfair.patterns.bounds.TreeBound.from_circuit>`)."""
+    if mode not in COMPILED_MODES or options.bound not in ("auto", "tree"):
+        return None
+    tb = TreeBound.from_circuit(circuit, d, fav)
+    if tb is None:
+        return None
+    if order is None:
+        order = search_order(circuit, d, fav, sensitive, options.ordering)
+    return tree_search(tb, sensitive, delta, order, mode=mode, k=k, rank_by=rank_by,
+                       deadline=deadline, time_limit=time_limit, min_support=min_support,
+                       best_first=options.best_first, progress=progress,
+                       partition=partition)
