@@ -156,14 +156,13 @@ def _kl(q, c):
     return max(out, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _cond(t, e):
     """``P(d | e)`` of ext cell ``e`` of leaf table ``t`` (NaN when ``P(e) = 0``): the one
-    expression every score of the engine is a difference of."""
-    p = t[2 * e] + t[2 * e + 1]
-    if p > 0.0:
-        return min(t[2 * e] / p, 1.0)
-    return np.nan
+    expression every score of the engine is a difference of. The masses are non-negative,
+    so the rounded sum is at least the favourable one and the quotient at most 1; an empty
+    cell gives 0 / 0 = NaN (the numpy error model: no exception, no branch)."""
+    return t[2 * e] / (t[2 * e] + t[2 * e + 1])
 
 
 @njit(cache=True)
@@ -272,8 +271,9 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
         hi = -1.0
         for e in range(ext_size):
             prob[e] = t[2 * e] + t[2 * e + 1]
-            q = _cond(t, e)  # NaN when undefined: every comparison with it is false
-            cond[e] = q
+            cond[e] = _cond(t, e)
+        for e in range(ext_size):
+            q = cond[e]  # NaN when undefined: every comparison with it is false
             if q == q:
                 n_defined += cell_combos[e]
                 lo = min(lo, q)
