@@ -1,15 +1,9 @@
 """Numba kernels of the compiled naive-Bayes branch and bound
 (:mod:`pcfair.patterns.naive_bayes_search`).
 
-The search is an explicit-stack depth-first walk over flat arrays, resumable: every piece of
-its state (the path's frames, each frame's sorted children and its cursor, the top-k heap, the
-output buffer, the counters) lives in arrays the caller owns, so :func:`run` can stop after a
-budget of nodes (the caller checks its deadline between calls) or when the output buffer is
-full (the caller grows it), and pick up where it left off.
-
-Positions ``j = 0..n-1`` are the variables in search order (sensitive ones first); a pattern is
-coded per position: ``0`` absent (undecided or excluded), ``1 + v`` in ``y`` with value ``v``,
-``-(1 + v)`` in ``x`` with value ``v``.
+The walk is the resumable explicit-stack one of :mod:`pcfair.patterns._search_kernels` (which
+holds the pieces it shares with the tree search: scores, bounds, the top-k heap, the pattern
+codes); this module holds what is particular to naive Bayes.
 
 Every quantity of a node is incremental (see the module docstring of
 :mod:`pcfair.patterns.naive_bayes_search`): ``t = prior + Σ_y w``, ``s = Σ_x w``, the log-products
@@ -41,10 +35,12 @@ from pcfair.patterns._search_kernels import (
     M_TOPK,
     R_EXCL,
     R_X,
+    close_children,
     coupled_bound,
     divergence_bound,
     divergence_score,
     logaddexp,
+    place_child,
     record_pattern,
     sigmoid,
     sigmoid_shift,
@@ -90,8 +86,8 @@ def _pattern_divergence(code, depth, cur_role, cur_val, off, lp1, lp0, lq1, lq0,
 @njit(cache=True, nogil=True)
 def run(card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf, s_lo_suf,
         s_hi_suf, sens_left, params, iparams, ctrl, fbest, frames, fint, code, cn, cur,
-        c_role, c_val, c_score, c_p, c_div, heap, hk, hc, hs, hp, hd, hx, os_, op, ox,
-        budget):
+        c_role, c_val, c_score, c_p, c_div, c_aux, heap, hk, hc, hs, hp, hd, hx, os_, op,
+        ox, budget):
     """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
 
@@ -133,7 +129,7 @@ def run(card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf, 
         ctrl[C_DEPTH] = 0
         # generate the root's children (the code below, shared through the loop's tail)
         _children(dd, card, sens, off, w, lp1, lp0, lq1, lq0, frames, fint, code, cn, cur,
-                  c_role, c_val, c_score, c_p, c_div, delta, by_div, best_first, n_sens,
+                  c_role, c_val, c_score, c_p, c_div, c_aux, delta, by_div, best_first, n_sens,
                   mode)
 
     while True:
@@ -224,13 +220,14 @@ def run(card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf, 
                 continue
         ctrl[C_DEPTH] = dd
         _children(dd, card, sens, off, w, lp1, lp0, lq1, lq0, frames, fint, code, cn, cur,
-                  c_role, c_val, c_score, c_p, c_div, delta, by_div, best_first, n_sens,
+                  c_role, c_val, c_score, c_p, c_div, c_aux, delta, by_div, best_first, n_sens,
                   mode)
 
 
 @njit(cache=True, nogil=True)
 def _children(dd, card, sens, off, w, lp1, lp0, lq1, lq0, frames, fint, code, cn, cur,
-              c_role, c_val, c_score, c_p, c_div, delta, by_div, best_first, n_sens, mode):
+              c_role, c_val, c_score, c_p, c_div, c_aux, delta, by_div, best_first, n_sens,
+              mode):
     """The children of the node at depth ``dd`` (its ``x`` children, its ``y`` children, in
     value order, then by decreasing score for top-k; the excluded child last), scored."""
     t = frames[dd, F_T]
@@ -273,33 +270,8 @@ def _children(dd, card, sens, off, w, lp1, lp0, lq1, lq0, frames, fint, code, cn
             if by_div and has_x and abs(score) > delta + ATOL:
                 div = _pattern_divergence(code, dd, role, v, off, lp1, lp0, lq1, lq0, cy1,
                                           cy0, cx1, cx0, score, delta, n_sens)
-            # stable insertion by decreasing key (top-k), else generation order
-            pos = m
-            if best_first and mode == M_TOPK:
-                key = div if by_div else (abs(score) if has_x else -1.0)
-                while pos > 0:
-                    prev = c_div[dd, pos - 1] if by_div else (
-                        abs(c_score[dd, pos - 1]) if not math.isnan(c_score[dd, pos - 1])
-                        else -1.0)
-                    if prev < key:
-                        c_role[dd, pos] = c_role[dd, pos - 1]
-                        c_val[dd, pos] = c_val[dd, pos - 1]
-                        c_score[dd, pos] = c_score[dd, pos - 1]
-                        c_p[dd, pos] = c_p[dd, pos - 1]
-                        c_div[dd, pos] = c_div[dd, pos - 1]
-                        pos -= 1
-                    else:
-                        break
-            c_role[dd, pos] = role
-            c_val[dd, pos] = v
-            c_score[dd, pos] = score
-            c_p[dd, pos] = p
-            c_div[dd, pos] = div
+            place_child(dd, m, role, v, score, p, div, 0.0, 0.0, best_first and mode == M_TOPK,
+                        by_div, c_role, c_val, c_score, c_p, c_div, c_aux)
             m += 1
-    c_role[dd, m] = R_EXCL
-    c_val[dd, m] = -1
-    c_score[dd, m] = np.nan
-    c_p[dd, m] = frames[dd, F_P]
-    c_div[dd, m] = 0.0
-    cn[dd] = m + 1
-    cur[dd] = 0
+    close_children(dd, m, frames[dd, F_P], 0.0, 0.0, cn, cur, c_role, c_val, c_score, c_p,
+                   c_div, c_aux)

@@ -254,3 +254,51 @@ def record_pattern(score, p, div, code, depth, thr, min_support, mode, k, by_div
         ox[o, j] = code[j] if j <= depth else 0
     ctrl[C_NOUT] = o + 1
     return mode == M_FIRST
+
+
+@njit(cache=True)
+def place_child(dd, m, role, v, score, p, div, aux0, aux1, ordered, by_div, c_role, c_val,
+                c_score, c_p, c_div, c_aux) -> None:
+    """Write the ``m``-th child of the node at depth ``dd`` (its role, value, score, ``P(x,
+    y)``, divergence and two search-specific values ``c_aux``): after the others in
+    generation order, or, when ``ordered`` (best-first top-k), inserted stably by decreasing
+    key (the divergence, or ``|score|`` with a NaN score, a child without ``x``, as −1)."""
+    pos = m
+    if ordered:
+        key = div if by_div else (abs(score) if not math.isnan(score) else -1.0)
+        while pos > 0:
+            prev = c_div[dd, pos - 1] if by_div else (
+                abs(c_score[dd, pos - 1]) if not math.isnan(c_score[dd, pos - 1]) else -1.0)
+            if not prev < key:
+                break
+            c_role[dd, pos] = c_role[dd, pos - 1]
+            c_val[dd, pos] = c_val[dd, pos - 1]
+            c_score[dd, pos] = c_score[dd, pos - 1]
+            c_p[dd, pos] = c_p[dd, pos - 1]
+            c_div[dd, pos] = c_div[dd, pos - 1]
+            c_aux[dd, pos, 0] = c_aux[dd, pos - 1, 0]
+            c_aux[dd, pos, 1] = c_aux[dd, pos - 1, 1]
+            pos -= 1
+    c_role[dd, pos] = role
+    c_val[dd, pos] = v
+    c_score[dd, pos] = score
+    c_p[dd, pos] = p
+    c_div[dd, pos] = div
+    c_aux[dd, pos, 0] = aux0
+    c_aux[dd, pos, 1] = aux1
+
+
+@njit(cache=True)
+def close_children(dd, m, p, aux0, aux1, cn, cur, c_role, c_val, c_score, c_p, c_div,
+                   c_aux) -> None:
+    """Append the excluded child (probability ``p``, the node's own) after the ``m`` others
+    and point the node's cursor at its first child."""
+    c_role[dd, m] = R_EXCL
+    c_val[dd, m] = -1
+    c_score[dd, m] = np.nan
+    c_p[dd, m] = p
+    c_div[dd, m] = 0.0
+    c_aux[dd, m, 0] = aux0
+    c_aux[dd, m, 1] = aux1
+    cn[dd] = m + 1
+    cur[dd] = 0

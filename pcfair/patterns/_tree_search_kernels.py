@@ -51,9 +51,11 @@ from pcfair.patterns._search_kernels import (
     M_TOPK,
     R_EXCL,
     R_X,
+    close_children,
     divergence_bound,
     divergence_score,
     logaddexp,
+    place_child,
     record_pattern,
     sigmoid,
     sigmoid_shift,
@@ -242,42 +244,10 @@ def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, 
                 div = _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1,
                                   b0, delta, post, par, card, kp, toff, th1, th0, ch_ptr,
                                   ch_idx, moff, log_prior, msg, has_ev, tmp)
-            # stable insertion by decreasing key (top-k), else generation order
-            pos = m
-            if best_first and mode == M_TOPK:
-                key = div if by_div else (abs(score) if has_x else -1.0)
-                while pos > 0:
-                    prev = c_div[dd, pos - 1] if by_div else (
-                        abs(c_score[dd, pos - 1]) if not math.isnan(c_score[dd, pos - 1])
-                        else -1.0)
-                    if prev < key:
-                        c_role[dd, pos] = c_role[dd, pos - 1]
-                        c_val[dd, pos] = c_val[dd, pos - 1]
-                        c_score[dd, pos] = c_score[dd, pos - 1]
-                        c_p[dd, pos] = c_p[dd, pos - 1]
-                        c_div[dd, pos] = c_div[dd, pos - 1]
-                        c_la[dd, pos, 0] = c_la[dd, pos - 1, 0]
-                        c_la[dd, pos, 1] = c_la[dd, pos - 1, 1]
-                        pos -= 1
-                    else:
-                        break
-            c_role[dd, pos] = role
-            c_val[dd, pos] = v
-            c_score[dd, pos] = score
-            c_p[dd, pos] = p
-            c_div[dd, pos] = div
-            c_la[dd, pos, 0] = ca1
-            c_la[dd, pos, 1] = ca0
+            place_child(dd, m, role, v, score, p, div, ca1, ca0, best_first and mode == M_TOPK,
+                        by_div, c_role, c_val, c_score, c_p, c_div, c_la)
             m += 1
-    c_role[dd, m] = R_EXCL
-    c_val[dd, m] = -1
-    c_score[dd, m] = np.nan
-    c_p[dd, m] = fp[dd]
-    c_div[dd, m] = 0.0
-    c_la[dd, m, 0] = a1
-    c_la[dd, m, 1] = a0
-    cn[dd] = m + 1
-    cur[dd] = 0
+    close_children(dd, m, fp[dd], a1, a0, cn, cur, c_role, c_val, c_score, c_p, c_div, c_la)
 
 
 @njit(cache=True, nogil=True)

@@ -39,8 +39,8 @@ def check_request(mode: str, rank_by: str, k: int) -> None:
 class SearchBuffers:
     """The arrays a compiled search keeps between kernel calls, for ``n`` positions whose
     nodes have at most ``width`` children: the counters (``ctrl``, ``fbest``), the path
-    (``code``, and per depth the children's roles, values, scores, probabilities and
-    divergences with a cursor), the top-k heap and the output buffer."""
+    (``code``, and per depth the children's roles, values, scores, probabilities,
+    divergences and two values of the search's own, with a cursor), the top-k heap and the output buffer."""
 
     def __init__(self, n: int, width: int, mode: str, k: int, wide_values: bool) -> None:
         self.n, self.mode = n, mode
@@ -55,6 +55,7 @@ class SearchBuffers:
         self.c_score = np.zeros((n + 1, width))
         self.c_p = np.zeros((n + 1, width))
         self.c_div = np.zeros((n + 1, width))
+        self.c_aux = np.zeros((n + 1, width, 2))  # two values per child, the search's own
         kk = int(k) if mode == "topk" else 1
         self.k = kk
         code_type = np.int64 if wide_values else np.int8

@@ -242,8 +242,8 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
         return K.run(card, is_sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf,
                      t_hi_suf, s_lo_suf, s_hi_suf, sens_left, params, iparams, b.ctrl,
                      b.fbest, frames, fint, b.code, b.cn, b.cur, b.c_role, b.c_val, b.c_score,
-                     b.c_p, b.c_div, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd, b.hx, b.os_, b.op,
-                     b.ox, budget)
+                     b.c_p, b.c_div, b.c_aux, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd, b.hx,
+                     b.os_, b.op, b.ox, budget)
 
     drive(step, buf, res, deadline, progress, "branch and bound (compiled)")
     res.seconds = time.perf_counter() - t0

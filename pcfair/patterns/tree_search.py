@@ -108,7 +108,6 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     fa = np.zeros((n + 1, 2))
     fp = np.zeros(n + 1)
     fint = np.zeros((n + 1, 2), np.int64)
-    c_la = np.zeros((n + 1, width, 2))
     slots = tb.slots
     msg = np.zeros((slots, 2))
     has_ev = np.zeros(nv, np.bool_)
@@ -123,9 +122,9 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
         b = buf
         return K.run(pos_var, is_sens, free_st, sens_left, *model, params, iparams, st, val,
                      obs_a, obs_b, scratch, b.ctrl, b.fbest, fa, fp, fint, b.code, b.cn, b.cur,
-                     b.c_role, b.c_val, b.c_score, b.c_p, b.c_div, c_la, msg, has_ev, tmp, box,
-                     imp, lm, flags, out, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd, b.hx, b.os_,
-                     b.op, b.ox, budget)
+                     b.c_role, b.c_val, b.c_score, b.c_p, b.c_div, b.c_aux, msg, has_ev, tmp,
+                     box, imp, lm, flags, out, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd, b.hx,
+                     b.os_, b.op, b.ox, budget)
 
     drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)")
     res.seconds = time.perf_counter() - t0
