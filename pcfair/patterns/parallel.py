@@ -83,8 +83,9 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     workers.
 
     ``time_limit`` is a wall-clock bound from this call, starting the workers included: at the
-    deadline the shares stop themselves, the run stops waiting, and the result is marked
-    incomplete (a search cut short never says "fair"). Scripts need the
+    deadline the shares stop themselves and report what they have (the run waits a grace of
+    5% of the limit, at most a second, for those reports, then stops waiting), and the result
+    is marked incomplete (a search cut short never says "fair"). Scripts need the
     ``if __name__ == "__main__":`` guard (module docstring).
     """
     if mode == "extension":
@@ -129,8 +130,11 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
         parts.append(part)
         return mode == "first" and bool(part.patterns)  # a witness settles it
 
+    # the shares stop themselves at the deadline and return what they have: wait a short
+    # grace beyond it for those partial results (their node counts, their patterns)
+    grace = None if time_limit is None else time_limit + min(1.0, 0.05 * float(time_limit))
     run = map_chunks(_share, tasks, collect, executor=executor, n_jobs=workers,
-                     time_limit=time_limit, progress=progress, desc="search shares")
+                     time_limit=grace, progress=progress, desc="search shares")
     res = SearchResult(order=order)
     res.complete = (run.complete and not run.stopped_early and len(parts) == workers
                     and all(p.complete for p in parts))
