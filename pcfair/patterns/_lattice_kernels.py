@@ -201,6 +201,24 @@ def _divergence(a1, a0, m1, m0, score, delta):
     return max(out, 0.0)
 
 
+@njit(cache=True, inline="always")
+def _front_dominates(front_p, front_best, front_len, d, p_xy, mag) -> bool:
+    """Whether a kept point of front ``d`` strictly dominates (beyond the relative 1e-9 tie)
+    a point ``(P(x, y), |Δ|) = (p_xy, mag)``: the front is sorted by decreasing probability
+    and ``front_best`` is the running maximum of its scores, so one binary search decides.
+    Monotone: a point that is dominated stays so with a smaller ``p_xy`` or ``mag``."""
+    left = 0
+    right = front_len[d]
+    limit = p_xy * (1.0 + 1e-9)
+    while left < right:
+        mid = (left + right) // 2
+        if front_p[d, mid] > limit:
+            left = mid + 1
+        else:
+            right = mid
+    return left > 0 and front_best[d, left - 1] > mag * (1.0 + 1e-9)
+
+
 @njit(cache=True)
 def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, combo_off,
                  cell_combos, cond, prob,
@@ -232,7 +250,10 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     ``min(δ) + atol`` and at most the best ``|Δ|`` so far holds no pattern to count, rank
     or list and is skipped (not when the summaries' bitmap is written); likewise the
     patterns of a leaf are offered to the heaps, fronts and listing, and to the best, only
-    when its largest ``|Δ|`` exceeds their threshold.
+    when its largest ``|Δ|`` exceeds their threshold, and to the divergence heaps and the
+    fronts only when the leaf's mass ``P(y_n)`` (≥ every ``P(x, y)`` of the leaf) and its
+    largest ``|Δ|`` pass the per-pattern tests (both are monotone in ``P(x, y)`` and ``|Δ|``,
+    so the leaf-level test never drops a pattern the per-pattern one keeps).
 
     ``bits_out`` (empty: off) is the chunk's bitmap for the summaries
     (:func:`pcfair.patterns.dense.extension_summaries`): the word of each pattern with support,
@@ -263,15 +284,16 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     best_val = best[0]
     n_defined = 0
     slow_on = k_top > 0 or k_div > 0 or pareto_on or list_on
-    only_top = k_div == 0 and not pareto_on and not list_on
     for leaf in range(n_leaves):
         t = leaf_ext[leaf]
         base = leaf_index[leaf]
         lo = 2.0
         hi = -1.0
+        leaf_mass = 0.0  # P(y_n), the largest P(x, y) of the leaf (its cells are sub-events)
         for e in range(ext_size):
             prob[e] = t[2 * e] + t[2 * e + 1]
             cond[e] = _cond(t, e)
+            leaf_mass = max(leaf_mass, prob[e])
         for e in range(ext_size):
             q = cond[e]  # NaN when undefined: every comparison with it is false
             if q == q:
@@ -322,10 +344,27 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                     best_idx[0] = base + combo_off[c]
         if not slow_on:
             continue
+        # whether the leaf's patterns can enter the divergence heaps or the fronts at all: the
+        # per-pattern tests below, with P(x, y) raised to the leaf's mass and |Δ| to its
+        # largest (each test is monotone in both, so a leaf that fails it has no pattern that
+        # passes it)
+        need_div = False
+        for d in range(n_d if k_div > 0 else 0):
+            if top > thresholds[d] and (div_sizes[d] < k_div or leaf_mass * kl_cap[d]
+                                        * (1.0 + 1e-9) > div_vals[d, 0]):
+                need_div = True
+        need_front = False
+        for d in range(n_d if pareto_on else 0):
+            if top > thresholds[d] and not _front_dominates(front_p, front_best, front_len, d,
+                                                            leaf_mass, top):
+                need_front = True
         # the patterns that may enter a heap, a front or the listing
         slow_thr = lo_thr
-        if only_top and top_sizes[0] == k_top and top_vals[0, 0] > slow_thr:
-            slow_thr = top_vals[0, 0]
+        if not (need_div or need_front or list_on):
+            if k_top == 0:
+                continue
+            if top_sizes[0] == k_top and top_vals[0, 0] > slow_thr:
+                slow_thr = top_vals[0, 0]
         if top <= slow_thr:
             continue
         for c in range(n_c):
@@ -341,7 +380,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
             a0 = t[2 * ixy + 1]
             if k_top > 0 and (top_sizes[0] < k_top or mag > top_vals[0, 0]):
                 _heap_offer(top_vals, top_idx, top_pay, top_sizes, 0, mag, index, score)
-            if k_div > 0:
+            if need_div:
                 for d in range(n_d):
                     if not mag > deltas[d] + atol:
                         continue
@@ -357,23 +396,11 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                     m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
                     dv = _divergence(a1, a0, m1, m0, score, deltas[d])
                     _heap_offer(div_vals, div_idx, div_pay, div_sizes, d, dv, index, score)
-            if pareto_on:
+            if need_front:
                 for d in range(n_d):
                     if not mag > deltas[d] + atol:
                         continue
-                    # drop points strictly dominated (beyond the tie) by a kept front point:
-                    # the front is sorted by decreasing probability and front_best is the
-                    # running maximum of its scores, so one binary search decides
-                    left = 0
-                    right = front_len[d]
-                    limit = p_xy * (1.0 + 1e-9)
-                    while left < right:
-                        mid = (left + right) // 2
-                        if front_p[d, mid] > limit:
-                            left = mid + 1
-                        else:
-                            right = mid
-                    if left > 0 and front_best[d, left - 1] > mag * (1.0 + 1e-9):
+                    if _front_dominates(front_p, front_best, front_len, d, p_xy, mag):
                         continue
                     s = surv_len[d]
                     surv_p[d, s] = p_xy
