@@ -30,7 +30,9 @@ from pcfair.errors import OptionError, SpecError, VariableError
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.marginals import normalized
 from pcfair.inference.quotient import decision_evidence
+from pcfair.patterns.bounds import NaiveBayesBound
 from pcfair.patterns.dense import LatticeTooLarge, pareto_mask
+from pcfair.patterns.executors import resolve_n_jobs
 from pcfair.patterns.lattice import (
     DEFAULT_MAX_BYTES,
     LatticePlan,
@@ -225,13 +227,27 @@ def _resolve(circuit: Circuit, decision, sensitive, favorable, delta):
     return derived(circuit, "normalized", lambda: normalized(circuit)), d, fav, sorted(set(sens))
 
 
-#: ``engine="auto"`` scans the lattice up to this many points, and searches beyond.
+#: ``engine="auto"`` scans the lattice up to this many points whatever the circuit.
 AUTO_DENSE_POINTS = 5_000_000_000
+#: ... and up to this many where the circuit is not naive Bayes in the decision: about four
+#: minutes on one process at the lattice engine's 8–9 × 10^8 points a second (German's 8.1 ×
+#: 10^10 points: 37 s on two), where the search's bound may not prune (German's CLT).
+AUTO_DENSE_POINTS_MAX = 200_000_000_000
+#: Points a second a process is assumed to scan when ``"auto"`` weighs a scan against a
+#: ``time_limit`` (a conservative figure; ``benchmarks/README.md`` has the measured ones).
+AUTO_SCAN_RATE = 500_000_000
 
 
-def _engine(engine: str, pc: Circuit, d: int, fav: int, sens: list[int], max_bytes: int) -> str:
-    """The engine to run: ``"auto"`` scans the lattice when it has at most
-    :data:`AUTO_DENSE_POINTS` points and one chunk fits ``max_bytes``, else searches."""
+def _engine(engine: str, pc: Circuit, d: int, fav: int, sens: list[int], max_bytes: int,
+            time_limit: float | None = None, n_jobs: int = 1) -> str:
+    """The engine to run. ``"auto"`` scans the lattice (``"dense"``) when one chunk fits
+    ``max_bytes`` and the lattice has at most :data:`AUTO_DENSE_POINTS` points, or at most
+    :data:`AUTO_DENSE_POINTS_MAX` where the circuit is not naive Bayes in the decision (a naive
+    Bayes has the compiled search, whose coupled bound proves German-size models in under a
+    second) and no ``time_limit`` cuts the scan short (at :data:`AUTO_SCAN_RATE` points a
+    second on each of ``n_jobs`` processes: a scan stopped early has looked at its first
+    chunks only, while the search visits the most promising patterns first); otherwise it
+    searches."""
     if engine == "sample":
         raise OptionError("sampling never certifies and has its own function: "
                          "use sample_patterns(...)")
@@ -243,7 +259,11 @@ def _engine(engine: str, pc: Circuit, d: int, fav: int, sens: list[int], max_byt
         points = np.prod([2.0 * card[v] + 1 if v in sens else card[v] + 1.0
                           for v in range(pc.num_variables) if v != d])
         if points > AUTO_DENSE_POINTS:
-            return "search"
+            scan = points / (AUTO_SCAN_RATE * max(1, int(n_jobs)))
+            if (points > AUTO_DENSE_POINTS_MAX
+                    or (time_limit is not None and scan > time_limit)
+                    or NaiveBayesBound.from_circuit(pc, d, fav) is not None):
+                return "search"
         try:
             make_plan(pc, d, fav, sens, max_bytes)
         except LatticeTooLarge:
@@ -470,7 +490,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     min_support = _check_support(min_support)
     data = None if data is None else read_table(data)
-    name = _engine(engine, pc, d, fav, sens, max_bytes)
+    name = _engine(engine, pc, d, fav, sens, max_bytes, time_limit, resolve_n_jobs(n_jobs))
     request = _Request(pc, d, fav, sens, float(delta), time_limit, progress, n_jobs, executor,
                        min_support, max_bytes, search_options)
     found = ENGINES[name].find(request, kind, 10 if k is None else int(k), rank_by,
@@ -570,7 +590,7 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
     pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
     min_support = _check_support(min_support)
     data = None if data is None else read_table(data)
-    name = _engine(engine, pc, d, fav, sens, max_bytes)
+    name = _engine(engine, pc, d, fav, sens, max_bytes, time_limit, resolve_n_jobs(n_jobs))
     request = _Request(pc, d, fav, sens, float(delta), time_limit, progress, n_jobs, executor,
                        min_support, max_bytes, search_options)
     return with_row_counts(ENGINES[name].certify(request), pc, data)

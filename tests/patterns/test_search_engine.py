@@ -227,3 +227,23 @@ def test_engine_registry_dispatches_both_exact_engines():
         assert ps.engine == name and cert.engine == name and ps.complete
     with pytest.raises(OptionError, match="'dense', 'search'"):
         certify(pc, "x0", ["x1"], 0.01, engine="lattice")
+
+
+@pytest.mark.parametrize("n_features,structure,want", [
+    (21, "clt", "dense"),          # German-size: 8.1e10 points, the lattice in minutes
+    (23, "clt", "search"),         # 2.2e12 points: beyond AUTO_DENSE_POINTS_MAX
+    (21, "naive_bayes", "search"),  # the compiled naive-Bayes search beats the scan
+    (12, "naive_bayes", "dense"),   # small lattices are always scanned
+])
+def test_auto_engine_choice(n_features, structure, want):
+    from pcfair.patterns.api import _engine
+
+    rng = np.random.default_rng(n_features)
+    df = pd.DataFrame(rng.integers(0, 2, (300, n_features + 1)),
+                      columns=[f"v{i}" for i in range(n_features + 1)])
+    pc = pcfair.learn_pc(df, "v0", structure=structure)
+    assert _engine("auto", pc, 0, 1, [1, 2, 3, 4], 2**30) == want
+    if want == "dense" and n_features > 20:
+        # a time limit that would stop the scan early: the search finds strong patterns first
+        assert _engine("auto", pc, 0, 1, [1, 2, 3, 4], 2**30, time_limit=3) == "search"
+        assert _engine("auto", pc, 0, 1, [1, 2, 3, 4], 2**30, time_limit=600) == "dense"
