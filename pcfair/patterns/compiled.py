@@ -23,6 +23,8 @@ from pcfair.patterns.search import SearchResult, progress_bar
 
 #: The modes the compiled searches run (``search``'s ``"pareto"`` and ``"extension"`` are not).
 COMPILED_MODES = ("all", "first", "topk")
+#: Each mode's code in the kernels.
+MODE_IDS = {"all": K.M_ALL, "first": K.M_FIRST, "topk": K.M_TOPK}
 
 
 def check_request(mode: str, rank_by: str, k: int) -> None:
@@ -40,7 +42,8 @@ class SearchBuffers:
     """The arrays a compiled search keeps between kernel calls, for ``n`` positions whose
     nodes have at most ``width`` children: the counters (``ctrl``, ``fbest``), the path
     (``code``, and per depth the children's roles, values, scores, probabilities,
-    divergences and two values of the search's own, with a cursor), the top-k heap and the output buffer."""
+    divergences and two values of the search's own, with a cursor), the top-k heap and the
+    output buffer."""
 
     def __init__(self, n: int, width: int, mode: str, k: int, wide_values: bool) -> None:
         self.n, self.mode = n, mode

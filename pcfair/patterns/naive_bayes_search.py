@@ -62,9 +62,9 @@ from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
-from pcfair.patterns import _search_kernels as SK
 from pcfair.patterns.bounds import NaiveBayesBound
-from pcfair.patterns.compiled import COMPILED_MODES, SearchBuffers, check_request, drive
+from pcfair.patterns.compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
+                                      check_request, drive)
 from pcfair.patterns.scores import log_normalizer
 from pcfair.patterns.search import SearchOptions, SearchResult, search_order
 
@@ -227,7 +227,7 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     for j in range(n - 1, -1, -1):
         sens_left[j] = sens_left[j + 1] + int(is_sens[j])
     params = np.array([nb.prior, nb.log_pd, nb.log_pnd, float(delta), float(min_support)])
-    mode_id = {"all": SK.M_ALL, "first": SK.M_FIRST, "topk": SK.M_TOPK}[mode]
+    mode_id = MODE_IDS[mode]
     kk = int(k) if mode == "topk" else 1
     iparams = np.array([mode_id, kk, int(by_div), int(bool(best_first)), len(sens)], np.int64)
 

@@ -260,7 +260,7 @@ def pattern_key(x: dict, y: dict) -> tuple:
 def compiled_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float,
                     **kwargs) -> SearchResult | None:
     """The compiled search that applies to ``circuit`` (``kwargs`` as :func:`search` takes
-    them, without ``start`` and ``partition``), or None: the naive-Bayes search, where every
+    them, without ``start``), or None: the naive-Bayes search, where every
     quantity is incremental and the bound O(1)
     (:func:`~pcfair.patterns.naive_bayes_search.search_naive_bayes`; not for a ``partition``),
     else the tree search (:func:`~pcfair.patterns.tree_search.search_tree`)."""
@@ -296,7 +296,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     :func:`pattern_key`: stops at the first). ``start`` begins the search at a pattern
     (its extensions only). ``progress`` shows a counter of visited nodes (default: when stderr
     is a terminal). Where a compiled search applies (:func:`compiled_search`; not with
-    ``start``) and ``options.compiled`` is on, it answers instead. ``deadline`` (a ``time.perf_counter`` value) overrides ``time_limit``.
+    ``start``) and ``options.compiled`` is on, it answers instead. ``deadline`` (a
+    ``time.perf_counter`` value) overrides ``time_limit``.
     ``partition = (w, n, depth)``: explore only the subtrees below ``depth`` whose node hashes
     to ``w`` modulo ``n`` (one worker's share; see :func:`pcfair.patterns.parallel.parallel_search`).
     """

@@ -46,10 +46,10 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import OptionError
 from pcfair.patterns import _bound_kernels as BK
-from pcfair.patterns import _search_kernels as SK
 from pcfair.patterns import _tree_search_kernels as K
 from pcfair.patterns.bounds import TreeBound
-from pcfair.patterns.compiled import COMPILED_MODES, SearchBuffers, check_request, drive
+from pcfair.patterns.compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
+                                      check_request, drive)
 from pcfair.patterns.search import SearchOptions, SearchResult, search_order
 
 
@@ -97,7 +97,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     obs_a = np.full(nv, -1, np.int64)
     obs_b = obs_a.copy()
     scratch = obs_a.copy()
-    mode_id = {"all": SK.M_ALL, "first": SK.M_FIRST, "topk": SK.M_TOPK}[mode]
+    mode_id = MODE_IDS[mode]
     params = np.array([tb.prior, float(delta), float(min_support)])
     share = partition if partition is not None else (0, 1, 0)
     iparams = np.array([mode_id, int(k) if mode == "topk" else 1,
