@@ -115,7 +115,7 @@ def _posterior(v, j, k0, lt, st, val, card, toff, ch_ptr, ch_idx, flags, base):
 
 @njit(cache=True)
 def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
-             box, imp, lm, flags, out) -> None:
+             box, imp, lm, flags, out, dirty) -> None:
     """Fill ``out = [A_lo, A_hi, B_lo, B_hi, D_lo, D_hi, impA, impB]`` for the forest's roots
     (the children of the decision), summed over the roots.
 
@@ -129,10 +129,22 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
     undecided variable; it holds a variable that is or can become part of ``x'``; its ``A``
     evidence can be non-empty; its ``B`` evidence can be. ``lt1``/``lt0``:
     ``log θ_d(v = k | pa = j)`` at ``toff[v] + j * card[v] + k``.
+
+    Incremental: a feature's entries depend only on the states in its subtree, so only the
+    features marked in ``dirty`` (whose ``st``/``val`` changed since the arrays were last
+    filled; all of them the first time) and their ancestors are recomputed; ``dirty`` is
+    cleared on return.
     """
     nf = post.shape[0]
     for i in range(nf):
         v = post[i]
+        need = dirty[v]
+        for e in range(ch_ptr[v], ch_ptr[v + 1]):
+            if dirty[ch_idx[e]]:
+                need = True
+        if not need:
+            continue  # nothing changed below v: its entries stand
+        dirty[v] = True  # so that its parent is recomputed too
         s = st[v]
         st_ok = s == EXCL or s == IN_Y or s == IN_X
         xc = s == FREE_SENS or s == IN_X
@@ -400,6 +412,8 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
             out[6] = 1.0
         if imp[m, 1]:
             out[7] = 1.0
+    for i in range(nf):
+        dirty[post[i]] = False
 
 
 @njit(cache=True)

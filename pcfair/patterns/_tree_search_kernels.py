@@ -254,13 +254,15 @@ def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, 
 def run(pos_var, sens, free_st, sens_left, post, par, card, kp, toff, lt1, lt0, th1, th0,
         ch_ptr, ch_idx, moff, log_prior, params, iparams, st, val, obs_a, obs_b, scratch,
         ctrl, fbest, fa, fp, fint, code, cn, cur, c_role, c_val, c_score, c_p, c_div, c_la,
-        msg, has_ev, tmp, box, imp, lm, flags, out, heap, hk, hc, hs, hp, hd, hx, os_, op,
-        ox, budget):
+        msg, has_ev, tmp, box, imp, lm, flags, out, dirty, heap, hk, hc, hs, hp, hd, hx, os_,
+        op, ox, budget):
     """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
 
     ``params = (logit P(d), δ, min_support)``; ``iparams = (mode, k, rank by divergence,
-    best first, w, n_w, split)``: with ``n_w > 1`` the run is share ``w`` of ``n_w``, entering
+    best first, w, n_w, split)``; ``dirty`` marks the variables whose state changed since
+    the last :func:`~pcfair.patterns._bound_kernels.tree_box` (every write to ``st``/``val``
+    sets it, the box clears it), which recomputes only their subtrees' paths. With ``n_w > 1`` the run is share ``w`` of ``n_w``, entering
     only the subtrees at depth ``split`` whose :func:`node_hash` is ``w`` modulo ``n_w`` (the
     nodes above are walked by every share, so the shares are disjoint and cover the tree).
     Positions ``j`` hold the variables ``pos_var[j]`` (sensitive first,
@@ -306,6 +308,7 @@ def run(pos_var, sens, free_st, sens_left, post, par, card, kp, toff, lt1, lt0, 
         z = pos_var[d]
         if cur[d] >= cn[d]:  # the frame is done: position d is undecided again
             st[z] = free_st[d]
+            dirty[z] = True
             val[z] = 0
             obs_a[z] = -1
             obs_b[z] = -1
@@ -322,6 +325,7 @@ def run(pos_var, sens, free_st, sens_left, post, par, card, kp, toff, lt1, lt0, 
         v = c_val[d, c]
         dd = d + 1
         p = c_p[d, c]
+        dirty[z] = True
         if role == R_EXCL:
             st[z] = EXCL
             val[z] = 0
@@ -368,7 +372,7 @@ def run(pos_var, sens, free_st, sens_left, post, par, card, kp, toff, lt1, lt0, 
             if not prune:
                 ctrl[C_BOUNDS] += 1
                 tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
-                         box, imp, lm, flags, out)
+                         box, imp, lm, flags, out, dirty)
                 ub, a_min, a_max = node_bound(out, pi)
                 if ub < 0.0:
                     prune = True  # no extension has positive probability
@@ -384,11 +388,13 @@ def run(pos_var, sens, free_st, sens_left, post, par, card, kp, toff, lt1, lt0, 
                             for j in range(dd):
                                 if code[j] < 0:
                                     st[pos_var[j]] = FREE
+                                    dirty[pos_var[j]] = True
                             tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr,
-                                     ch_idx, moff, box, imp, lm, flags, out)
+                                     ch_idx, moff, box, imp, lm, flags, out, dirty)
                             for j in range(dd):
                                 if code[j] < 0:
                                     st[pos_var[j]] = IN_X
+                                    dirty[pos_var[j]] = True
                             r_min, r_max = rest_range(out, pi)
                             prune = divergence_bound(p, a_min, a_max, r_min, r_max,
                                                      delta) <= hk[heap[0]]

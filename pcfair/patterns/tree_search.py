@@ -114,6 +114,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     tmp = np.zeros(2)
     box, imp, lm = np.zeros((slots, 10)), np.zeros((slots, 2), np.bool_), np.zeros((slots, 4))
     flags, out = np.zeros((nv, 4), np.bool_), np.zeros(8)
+    dirty = np.ones(nv, np.bool_)  # every box entry is computed at the first bound
     th1, th0 = np.exp(tb.lt1), np.exp(tb.lt0)
     model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, th1, th0, tb.ch_ptr,
              tb.ch_idx, tb.moff, tb.log_prior)
@@ -123,8 +124,8 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
         return K.run(pos_var, is_sens, free_st, sens_left, *model, params, iparams, st, val,
                      obs_a, obs_b, scratch, b.ctrl, b.fbest, fa, fp, fint, b.code, b.cn, b.cur,
                      b.c_role, b.c_val, b.c_score, b.c_p, b.c_div, b.c_aux, msg, has_ev, tmp,
-                     box, imp, lm, flags, out, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd, b.hx,
-                     b.os_, b.op, b.ox, budget)
+                     box, imp, lm, flags, out, dirty, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd,
+                     b.hx, b.os_, b.op, b.ox, budget)
 
     drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)")
     res.seconds = time.perf_counter() - t0
