@@ -142,20 +142,6 @@ def _heap_offer(vals, idx, pay, sizes, h, value, index, payload):
     _sift_down(vals[h], idx[h], pay[h], size, 0)
 
 
-@njit(cache=True)
-def _kl(q, c):
-    out = 0.0
-    if q > 0.0:
-        if c <= 0.0:
-            return math.inf
-        out += q * math.log(q / c)
-    if q < 1.0:
-        if c >= 1.0:
-            return math.inf
-        out += (1.0 - q) * math.log((1.0 - q) / (1.0 - c))
-    return max(out, 0.0)
-
-
 @njit(cache=True, error_model="numpy")
 def _cond(t, e):
     """``P(d | e)`` of ext cell ``e`` of leaf table ``t`` (NaN when ``P(e) = 0``): the one
@@ -201,12 +187,41 @@ def _divergence(a1, a0, m1, m0, score, delta):
     return max(out, 0.0)
 
 
+@njit(cache=True)
+def _divergence_chi2(a1, a0, m1, m0, score, delta):
+    """An upper bound, without a logarithm, on the value :func:`_divergence` computes.
+
+    Proof. With ``p = a1 + a0``, ``rest = m1 + m0``, ``q = a1 / p`` and ``q' = c1 / rest``
+    (``1 − q' = c0 / rest``, as ``c1 + c0 = rest``), :func:`_divergence` is
+    ``p·KL(q ‖ q')``, and ``KL(P ‖ Q) ≤ log(1 + χ²(P ‖ Q)) ≤ χ²(P ‖ Q)`` (Jensen), where for
+    Bernoulli laws ``χ² = (q − q')² / (q'(1 − q')) = (q − q')²·rest² / (c1·c0)``. Where
+    ``c1 ≤ 0`` or ``c0 ≤ 0`` the divergence may be infinite: the bound is ``inf``; where
+    ``rest ≤ 0`` it is 0, as the divergence. Rounding: ``_divergence`` sums two logarithms of
+    ratios near 1 when the divergence is small, with an absolute error of a few ulps of
+    ``p·(|log r1| + |log r0|)``; the bound is inflated by ``1e-9`` relative and ``1e-13·p``
+    absolute, far above both (``|log r| < 40`` wherever the ratios are finite doubles), so a
+    pattern the bound drops has a computed divergence at most the bound.
+    """
+    p_xy = a1 + a0
+    rest = m1 + m0
+    if rest <= 0.0:
+        return 0.0
+    p_y = p_xy + rest
+    sign = 1.0 if score > 0 else -1.0
+    c1 = m1 + sign * delta * p_y
+    c0 = m0 - sign * delta * p_y
+    if c1 <= 0.0 or c0 <= 0.0:
+        return math.inf
+    shift = a1 / p_xy - c1 / rest
+    return p_xy * shift * shift * (rest / c1) * (rest / c0) * (1.0 + 1e-9) + 1e-13 * p_xy
+
+
 @njit(cache=True, inline="always")
-def _front_dominates(front_p, front_best, front_len, d, p_xy, mag) -> bool:
-    """Whether a kept point of front ``d`` strictly dominates (beyond the relative 1e-9 tie)
-    a point ``(P(x, y), |Δ|) = (p_xy, mag)``: the front is sorted by decreasing probability
-    and ``front_best`` is the running maximum of its scores, so one binary search decides.
-    Monotone: a point that is dominated stays so with a smaller ``p_xy`` or ``mag``."""
+def _front_best_at(front_p, front_best, front_len, d, p_xy) -> float:
+    """The best score of the kept points of front ``d`` more probable (beyond the relative
+    1e-9 tie) than ``p_xy`` (-1 when none): the front is sorted by decreasing probability and
+    ``front_best`` is the running maximum of its scores, so one binary search decides. Non-
+    increasing in ``p_xy``."""
     left = 0
     right = front_len[d]
     limit = p_xy * (1.0 + 1e-9)
@@ -216,7 +231,15 @@ def _front_dominates(front_p, front_best, front_len, d, p_xy, mag) -> bool:
             left = mid + 1
         else:
             right = mid
-    return left > 0 and front_best[d, left - 1] > mag * (1.0 + 1e-9)
+    return front_best[d, left - 1] if left > 0 else -1.0
+
+
+@njit(cache=True, inline="always")
+def _front_dominates(front_p, front_best, front_len, d, p_xy, mag) -> bool:
+    """Whether a kept point of front ``d`` strictly dominates (beyond the relative 1e-9 tie)
+    a point ``(P(x, y), |Δ|) = (p_xy, mag)``. Monotone: a point that is dominated stays so
+    with a smaller ``p_xy`` or ``mag``."""
+    return _front_best_at(front_p, front_best, front_len, d, p_xy) > mag * (1.0 + 1e-9)
 
 
 @njit(cache=True)
@@ -225,7 +248,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                  mass_ptr, mass_idx, deltas, atol, min_support, counts, rare, defined,
                  best, best_idx,
                  top_vals, top_idx, top_pay, top_sizes,
-                 div_vals, div_idx, div_pay, div_sizes,
+                 div_vals, div_idx, div_pay, div_sizes, div_floor,
                  pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_s, surv_idx,
                  surv_len,
                  list_on, list_idx, list_score, list_p, list_div, list_len,
@@ -255,6 +278,10 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     largest ``|Δ|`` pass the per-pattern tests (both are monotone in ``P(x, y)`` and ``|Δ|``,
     so the leaf-level test never drops a pattern the per-pattern one keeps).
 
+    ``div_floor[d]`` (0: off) is a divergence known to be reached by ``k_div`` patterns of
+    other chunks at ``deltas[d]``: a pattern below it cannot be among the best of the whole
+    lattice and is not offered (ties with it are: the merge breaks them by index).
+
     ``bits_out`` (empty: off) is the chunk's bitmap for the summaries
     (:func:`pcfair.patterns.dense.extension_summaries`): the word of each pattern with support,
     at ``leaf_local[leaf] + combo_loff[c]``, gets bit ``d`` when it discriminates at
@@ -276,6 +303,7 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     u_xy = combo_xy.astype(np.uint64)
     u_y = combo_y.astype(np.uint64)
     thresholds = deltas + atol
+    front_floor = np.empty(n_d)
     kl_cap = np.empty(n_d)  # the largest KL(q ‖ δ) or KL(q ‖ 1 − δ) over q ∈ [0, 1]
     for d in range(n_d):
         lo_c = min(deltas[d], 1.0 - deltas[d])
@@ -350,13 +378,18 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
         # passes it)
         need_div = False
         for d in range(n_d if k_div > 0 else 0):
-            if top > thresholds[d] and (div_sizes[d] < k_div or leaf_mass * kl_cap[d]
-                                        * (1.0 + 1e-9) > div_vals[d, 0]):
+            cap = leaf_mass * kl_cap[d] * (1.0 + 1e-9)
+            if top > thresholds[d] and not cap < div_floor[d] and (
+                    div_sizes[d] < k_div or cap > div_vals[d, 0]):
                 need_div = True
+        # per δ, the front's best above the leaf's mass: a pattern of the leaf scoring below
+        # it is dominated (its P(x, y) is at most the mass, and _front_best_at is
+        # non-increasing), which spares most patterns the binary search
         need_front = False
         for d in range(n_d if pareto_on else 0):
-            if top > thresholds[d] and not _front_dominates(front_p, front_best, front_len, d,
-                                                            leaf_mass, top):
+            floor = _front_best_at(front_p, front_best, front_len, d, leaf_mass)
+            front_floor[d] = floor
+            if top > thresholds[d] and not floor > top * (1.0 + 1e-9):
                 need_front = True
         # the patterns that may enter a heap, a front or the listing
         slow_thr = lo_thr
@@ -381,26 +414,37 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
             if k_top > 0 and (top_sizes[0] < k_top or mag > top_vals[0, 0]):
                 _heap_offer(top_vals, top_idx, top_pay, top_sizes, 0, mag, index, score)
             if need_div:
+                have_rest = False
+                m1 = m0 = 0.0
                 for d in range(n_d):
                     if not mag > deltas[d] + atol:
                         continue
-                    # cheap sound bounds first: q' ≥ δ (resp. ≤ 1 − δ), see divergence_bound;
-                    # and KL(q ‖ c) ≤ q·log(1/c) + (1 − q)·log(1/(1 − c)) ≤ kl_cap[d] for
-                    # c ∈ {δ, 1 − δ}, so P(x, y)·kl_cap[d] bounds it without a logarithm
-                    if div_sizes[d] == k_div:
-                        if p_xy * kl_cap[d] * (1.0 + 1e-9) <= div_vals[d, 0]:
+                    # cheap sound bounds first (no logarithm): KL(q ‖ c) ≤ kl_cap[d] for the
+                    # c ∈ [δ, 1 − δ] of the closed form, then the χ² bound of _divergence_chi2
+                    full = div_sizes[d] == k_div
+                    if full or div_floor[d] > 0.0:
+                        low = div_vals[d, 0] if full else -1.0
+                        ub = p_xy * kl_cap[d] * (1.0 + 1e-9)
+                        if ub <= low or ub < div_floor[d]:
                             continue
-                        ub = p_xy * (_kl(q, deltas[d]) if score > 0 else _kl(q, 1.0 - deltas[d]))
-                        if ub * (1.0 + 1e-9) <= div_vals[d, 0]:
+                        if not have_rest:
+                            m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
+                            have_rest = True
+                        ub = _divergence_chi2(a1, a0, m1, m0, score, deltas[d])
+                        if ub <= low or ub < div_floor[d]:
                             continue
-                    m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
+                    if not have_rest:
+                        m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
+                        have_rest = True
                     dv = _divergence(a1, a0, m1, m0, score, deltas[d])
-                    _heap_offer(div_vals, div_idx, div_pay, div_sizes, d, dv, index, score)
+                    if not dv < div_floor[d]:
+                        _heap_offer(div_vals, div_idx, div_pay, div_sizes, d, dv, index, score)
             if need_front:
                 for d in range(n_d):
                     if not mag > deltas[d] + atol:
                         continue
-                    if _front_dominates(front_p, front_best, front_len, d, p_xy, mag):
+                    if front_floor[d] > mag * (1.0 + 1e-9) or \
+                            _front_dominates(front_p, front_best, front_len, d, p_xy, mag):
                         continue
                     s = surv_len[d]
                     surv_p[d, s] = p_xy

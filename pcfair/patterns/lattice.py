@@ -24,8 +24,12 @@ decision form a small table at each step of the walk:
 Every pattern belongs to exactly one chunk and one leaf, so a chunk's partial result
 (counts, heaps of the best scores, its Pareto candidates, its listed patterns) merges exactly
 with the others whatever order they finish in: 1 process, several, or a Dask cluster give the
-same answer. Memory is one chunk's table and its walk buffers (bounded by ``max_bytes`` through
-the choice of ``p``), whatever the size of the lattice.
+same answer. Queries with divergence heaps or Pareto fronts first scan, in the calling
+process, the chunk of the prefix's absent states (the most probable patterns), and hand its
+heaps and front to the other chunks as a *seed* (:func:`scan_chunk`): bars that only drop
+patterns which cannot be in the answer, so the answer does not change, only the work. Memory
+is one chunk's table and its walk buffers (bounded by ``max_bytes`` through the choice of
+``p``), whatever the size of the lattice.
 
 Exact for any smooth, decomposable circuit (marginals only; no determinism needed). Numerics
 are those of :mod:`pcfair.patterns.scores`: normalised probabilities, ``|Δ| > δ + 1e-12``,
@@ -297,11 +301,19 @@ def _close_sensitive(plan: LatticePlan, table: np.ndarray, out: np.ndarray) -> N
 
 
 def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: LatticeQuery,
-               log_z: float, batch: int = 2048,
-               deadline: float | None = None) -> ChunkResult | None:
+               log_z: float, batch: int = 2048, deadline: float | None = None,
+               seed: ChunkResult | None = None) -> ChunkResult | None:
     """Scan one chunk (see the module docstring); None when ``deadline`` (a ``time.time()``
     value) passed first. ``circuit`` may be a :class:`Circuit` or its
-    :func:`pcfair.circuit.io.json_io.to_dict` form (for worker processes)."""
+    :func:`pcfair.circuit.io.json_io.to_dict` form (for worker processes).
+
+    ``seed``, the result of another chunk, raises the bars of the divergence heaps and the
+    Pareto fronts from the start: a pattern whose divergence is below the seed's ``k_div``-th
+    best (a full heap) cannot be among the best of the lattice, and one that a seed candidate
+    dominates strictly cannot be on the strict front, nor can its absence change another
+    point's status (what it dominates, the seed point dominates too, within the tie rule).
+    The seed's own patterns are not copied into the result, so the merge sees each pattern
+    once and the answer does not depend on the seed."""
     t0 = time.perf_counter()
     nd = len(query.deltas)
     picking = query.points is not None
@@ -350,6 +362,11 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     div_vals, div_pay = np.zeros((nd, query.k_div)), np.zeros((nd, query.k_div))
     div_idx = np.zeros((nd, query.k_div), np.int64)
     div_sizes = np.zeros(nd, np.int64)
+    div_floor = np.zeros(nd)
+    if seed is not None and query.k_div:
+        for d, (vals, _, _) in enumerate(seed.div):
+            if len(vals) == query.k_div:
+                div_floor[d] = vals.min()
     n_combo = len(plan.combos[0])
     per_batch = batch * n_combo
     cap = per_batch if query.pareto else 0
@@ -357,7 +374,8 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     surv_idx = np.zeros((nd, cap), np.int64)
     surv_len = np.zeros(nd, np.int64)
     fronts = [_NO_FRONT for _ in range(nd)]
-    front_p, front_best, front_len = np.zeros((nd, 1)), np.zeros((nd, 1)), np.zeros(nd, np.int64)
+    seed_fronts = seed.fronts if seed is not None and query.pareto else fronts
+    front_p, front_best, front_len = _front_arrays(seed_fronts)
     lcap = per_batch if query.listing else 0
     list_idx, list_score = np.zeros(lcap, np.int64), np.zeros(lcap)
     list_p, list_div = np.zeros(lcap), np.zeros(lcap)
@@ -401,7 +419,7 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
                        deltas, THRESHOLD_ATOL, float(query.min_support), counts, rare, defined,
                        best, best_idx,
                        top_vals, top_idx, top_pay, top_sizes,
-                       div_vals, div_idx, div_pay, div_sizes,
+                       div_vals, div_idx, div_pay, div_sizes, div_floor,
                        query.pareto, front_p, front_best, front_len, surv_p, surv_a, surv_s,
                        surv_idx, surv_len, query.listing, list_idx, list_score, list_p,
                        list_div, list_len, bits, leaf_local, combo_loff)
@@ -411,13 +429,9 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
                 fronts[d] = _compact([fronts[d], (surv_p[d, :m], surv_a[d, :m], surv_idx[d, :m],
                                                   surv_s[d, :m])])
             surv_len[:] = 0
-            width = max(1, max(len(f[0]) for f in fronts))
-            front_p, front_best = np.zeros((nd, width)), np.zeros((nd, width))
-            for d in range(nd):
-                m = len(fronts[d][0])
-                front_p[d, :m] = fronts[d][0]
-                front_best[d, :m] = np.maximum.accumulate(fronts[d][1]) if m else 0.0
-                front_len[d] = m
+            front_p, front_best, front_len = _front_arrays(
+                fronts if seed_fronts is fronts else
+                [_compact([own, other]) for own, other in zip(fronts, seed_fronts)])
         if query.listing and list_len[0]:
             m = int(list_len[0])
             listed.append((list_idx[:m].copy(), list_score[:m].copy(), list_p[:m].copy(),
@@ -437,6 +451,21 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     if listed:
         out.listing = tuple(np.concatenate([part[i] for part in listed]) for i in range(4))
     return out
+
+
+def _front_arrays(fronts: list[tuple]) -> tuple:
+    """The kernel's view of Pareto candidates per δ (each sorted by decreasing probability):
+    probabilities, running maxima of the scores, lengths."""
+    nd = len(fronts)
+    width = max([1] + [len(f[0]) for f in fronts])
+    front_p, front_best = np.zeros((nd, width)), np.zeros((nd, width))
+    front_len = np.zeros(nd, np.int64)
+    for d, f in enumerate(fronts):
+        m = len(f[0])
+        front_p[d, :m] = f[0]
+        front_best[d, :m] = np.maximum.accumulate(f[1]) if m else 0.0
+        front_len[d] = m
+    return front_p, front_best, front_len
 
 
 def _sensitive_part(plan: LatticePlan, indices: np.ndarray) -> np.ndarray:
@@ -616,8 +645,20 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
             part.listing = ChunkResult(counts=part.counts).listing
         results.append(part)
 
-    run = map_chunks(scan_chunk, tasks, collect, executor=executor, n_jobs=n_jobs,
-                     time_limit=time_limit, progress=progress, desc="lattice chunks")
+    first = 0
+    if (query.k_div or query.pareto) and query.points is None and len(chunks) > 1:
+        # a pilot: the chunk of the prefix's absent states (the most probable patterns, the
+        # largest divergences) runs here first, and seeds the others' heaps and fronts
+        pilot = scan_chunk(circuit, plan, chunks[0], query, log_z, 2048, deadline)
+        if pilot is not None:
+            seed = ChunkResult(counts=pilot.counts, div=pilot.div, fronts=pilot.fronts)
+            tasks = [task + (seed,) for task in tasks]
+        collect(0, pilot)
+        first = 1
+    run = map_chunks(scan_chunk, tasks[first:], lambda i, part: collect(i + first, part),
+                     executor=executor, n_jobs=n_jobs,
+                     time_limit=None if deadline is None else max(0.0, deadline - time.time()),
+                     progress=progress, desc="lattice chunks")
     complete = run.complete and len(results) == len(chunks)
     if query.summaries and bits is None:  # the one chunk met the deadline: nothing known
         bits = np.zeros(plan.num_points, summary_word(len(query.deltas)))
