@@ -22,6 +22,10 @@ Three parts, each printed as one compact table:
    a counts-only scan in one process, against the materialising baseline where its arrays fit
    2 GiB (counts compared); sizes whose estimated time exceeds the limit show the
    engine's own :func:`pcfair.patterns.lattice.estimate` instead, marked as estimates.
+4. ``closure`` (only with ``--only closure``): the rate of the maximal/minimal closures
+   (:func:`pcfair.patterns.dense.extension_summaries`, 3 thresholds) on a German-shaped
+   sub-lattice of about 10^9 points (a 1 GB bitmap, Σ drawn at the German CLT's densities),
+   and what that rate means for the whole German lattice.
 
 Every measurement runs in a fresh subprocess (``--child``) that imports pcfair and warms the
 numba kernels up on the small COMPAS CLT first; it reports the resident memory after that
@@ -359,6 +363,37 @@ def adult_part(quick: bool) -> None:
               f"{r['peak_mib']:10.0f}  {tgt}")
 
 
+def closure_part() -> None:
+    """The closures' rate on a German-shaped sub-lattice (4 sensitive axes of 5 states and 13
+    non-sensitive ones of 3: 996 million points, one byte each), with Σ drawn independently
+    at the German CLT's densities (64 / 32 / 19% at δ = 0.01 / 0.05 / 0.1), every point
+    defined. The rate does not depend on the bits much: the closures are passes over the
+    whole bitmap."""
+    import numpy as np
+
+    from pcfair.patterns.dense import extension_summaries
+
+    print(f"\n== Maximal/minimal closures, German-shaped sub-lattice, 1 process  [{_load()}]")
+    shape = (5,) * 4 + (3,) * 13
+    n = int(np.prod(shape, dtype=np.int64))
+    rng = np.random.default_rng(0)
+    words = np.empty(n, np.uint8)
+    for i in range(0, n, 1 << 26):
+        u = rng.random(min(1 << 26, n - i))
+        words[i:i + len(u)] = 8 | (u < 0.64) | ((u < 0.32) << 1) | ((u < 0.19) << 2)
+    extension_summaries(words[:625 * 27].copy(), (5,) * 4 + (3,) * 3, (2,) * 7, 3)  # compile
+    t = time.perf_counter()
+    out = extension_summaries(words, shape, (2,) * 17, 3)
+    seconds = time.perf_counter() - t
+    rate = n / seconds
+    german = 5**4 * 3**17
+    print(f"  {n:,} points in {seconds:.1f} s: {rate / 1e6:.0f} M points/s "
+          f"(maximal {out['maximal'][0].tolist()}, minimal {out['minimal'][0].tolist()})")
+    print(f"  German CLT ({german:,} points) at this rate: {german / rate:,.0f} s of one core, "
+          f"over a bitmap of {german / 1e9:.1f} GB (bits per threshold: "
+          f"{german / 8e9:.1f} GB)")
+
+
 def german_part(quick: bool, jobs: int, selected: set[str],
                 models: tuple[str, ...] = ("clt", "naive_bayes")) -> None:
     """``selected``: task names (``max``, ``max_hi``, ``counts``, ``top10``, ``certify``,
@@ -466,12 +501,14 @@ def scaling_part(quick: bool, limit: float, sizes=None, small_budget: bool = Tru
                   f"{e['estimated_seconds']:14.1f}  (* engine estimate, not run: chunk "
                   f"{e['chunk_bytes'] / 2**20:.0f} MiB{extra})")
             continue
-        r = run_child("scale", n=n, what="scan")
+        wait = max(CHILD_TIMEOUT, 2 * limit)  # a row may run up to about ``limit``
+        r = run_child("scale", timeout=wait, n=n, what="scan")
         if "error" in r:
             print(f"  {n:8d}  {r['error']}")
             continue
         rate, rate_n = patterns / r["seconds"], n
-        b = run_child("scale", n=n, what="scan", max_bytes=64 << 20) if small_budget else \
+        b = run_child("scale", timeout=wait, n=n, what="scan", max_bytes=64 << 20) \
+            if small_budget else \
             {"error": "not run"}
         bounded = f"{b['error']:>10}{'':>6}" if "error" in b else \
             f"{b['seconds']:10.2f}{b['peak_mib'] - b['base_mib']:6.0f}"
@@ -495,7 +532,7 @@ def scaling_part(quick: bool, limit: float, sizes=None, small_budget: bool = Tru
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a small run (minutes)")
-    ap.add_argument("--only", choices=("adult", "german", "scaling"))
+    ap.add_argument("--only", choices=("adult", "german", "scaling", "closure"))
     ap.add_argument("--jobs", type=int, default=2, help="processes for the German runs (2)")
     ap.add_argument("--german-tasks", default="max,max_hi,counts,top10,certify,census",
                     help="German tasks to run (comma-separated; default all)")
@@ -520,6 +557,8 @@ def main() -> None:
         sizes = None if a.scale_sizes is None else [int(n) for n in a.scale_sizes.split(",")]
         scaling_part(a.quick, 10.0 if a.quick else a.scale_limit, sizes,
                      not a.scale_no_bounded)
+    if a.only == "closure":
+        closure_part()
     if a.only in (None, "german"):
         german_part(a.quick, a.jobs, set(a.german_tasks.split(",")),
                     tuple(a.german_models.split(",")))

@@ -430,7 +430,7 @@ def _cmd_certify(args) -> int:
 def _dry_run(args) -> int:
     """Print the lattice engine's plan and its estimated time and memory; run nothing else."""
     from pcfair.patterns.api import _resolve
-    from pcfair.patterns.lattice import estimate
+    from pcfair.patterns.lattice import DEFAULT_MAX_BYTES, estimate
 
     pc, d, fav, sens = _resolve(_load(args), args.decision, _sensitive(args), args.favorable,
                                 args.delta)
@@ -441,6 +441,11 @@ def _dry_run(args) -> int:
     print(f"time: about {est['estimated_seconds']:,.1f} s in one process "
           f"({est['points_per_second']:,.0f} patterns/s), about "
           f"{est['estimated_seconds'] / workers:,.1f} s on {workers} process(es)")
+    need = est["summary_bytes"]
+    fits = "within" if need <= DEFAULT_MAX_BYTES else "over"
+    print(f"maximal/minimal patterns (patterns --kind maximal|minimal, report): a bitmap of "
+          f"{need / 2**20:,.2f} MiB for 3 thresholds, {fits} the "
+          f"{DEFAULT_MAX_BYTES / 2**20:,.0f} MiB default budget")
     return EXIT_OK
 
 

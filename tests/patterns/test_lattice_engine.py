@@ -149,6 +149,7 @@ def test_cli_dry_run(capsys):
     assert main(["certify", str(COMPAS), *COMPAS_ARGS, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "16,875 patterns" in out and "MiB per chunk" in out
+    assert "a bitmap of 0.02 MiB for 3 thresholds, within the 1,024 MiB" in out
 
 
 def _free_port() -> int:
