@@ -419,8 +419,10 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
                 for d in range(n_d):
                     if not mag > deltas[d] + atol:
                         continue
-                    # cheap sound bounds first (no logarithm): KL(q ‖ c) ≤ kl_cap[d] for the
-                    # c ∈ [δ, 1 − δ] of the closed form, then the χ² bound of _divergence_chi2
+                    # cheap sound bounds first (no logarithm): the divergence is P(x, y)·KL(q ‖ q')
+                    # with δ ≤ q' ≤ q when Δ > δ (mirrored when Δ < −δ), so at most
+                    # P(x, y)·KL(q ‖ δ) ≤ P(x, y)·kl_cap[d]; then the χ² bound of
+                    # _divergence_chi2
                     full = div_sizes[d] == k_div
                     if full or div_floor[d] > 0.0:
                         low = div_vals[d, 0] if full else -1.0
