@@ -523,7 +523,7 @@ def scaling_part(quick: bool, limit: float, sizes=None, small_budget: bool = Tru
             old = f"{o['seconds']:9.2f}{o['peak_mib'] - o['base_mib']:6.0f}" \
                   f"{o['seconds'] / r['seconds']:7.1f}×"
             agree += "" if o["count"] == r["count"] else "  BASELINE COUNT DIFFERS"
-        print(f"  {n:8d}{points:15,d}{patterns:15,d}{r['seconds']:10.2f}{r['peak_mib']:9.0f}"
+        print(f"  {n:8d} {points:14,d} {patterns:14,d}{r['seconds']:10.2f}{r['peak_mib']:9.0f}"
               f"{r['peak_mib'] - r['base_mib']:6.0f}{rate:12.3g}{e['estimated_seconds']:14.1f}"
               f"{bounded}{old}  ({r['chunks']}/{b.get('chunks', '?')} chunks, {r['count']:,} "
               f"patterns at δ=0.05){agree}")
