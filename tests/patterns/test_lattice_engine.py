@@ -80,6 +80,25 @@ def test_chunk_splits_give_identical_answers(seed, cards, kind):
         same_answer(runs[0], r)
 
 
+@pytest.mark.parametrize("family", ["dyadic", "rare", "nb"])
+@pytest.mark.parametrize("seed", range(10))
+def test_seeded_chunks_give_the_unsplit_answer_on_tied_and_rare_models(family, seed):
+    """Split runs seed their chunks with a pilot chunk's divergence floors and Pareto front
+    (one chunk runs unseeded): the harness's tie-heavy (dyadic parameters) and rare (1e-12)
+    models give the same counts, heaps and fronts either way."""
+    from test_random_models import make_case
+
+    case = make_case(family, seed)
+    query = LatticeQuery(deltas=(0.0, 0.05, 0.2), k_top=4, k_div=4, pareto=True, listing=True,
+                         summaries=True)
+    args = (case.pc, case.decision, case.favorable, case.sensitive, query)
+    one = scan(*args, min_chunks=1)
+    for m in (3, 9):
+        split = scan(*args, min_chunks=m)
+        if split.stats["chunks"] > 1:
+            same_answer(one, split)
+
+
 def test_processes_and_dask_give_identical_answers():
     pc, d, fav, sens = model(3, [2, 3, 2, 2, 2], "psdd")
     serial = summary(scan(pc, d, fav, sens, FULL, min_chunks=64))
