@@ -649,15 +649,18 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     if (query.k_div or query.pareto) and query.points is None and len(chunks) > 1:
         # a pilot: the chunk of the prefix's absent states (the most probable patterns, the
         # largest divergences) runs here first, and seeds the others' heaps and fronts
-        pilot = scan_chunk(circuit, plan, chunks[0], query, log_z, 2048, deadline)
+        found: list = []
+        map_chunks(scan_chunk, [(circuit, plan, chunks[0], query, log_z, 2048, deadline)],
+                   lambda i, part: found.append(part), progress=progress,
+                   time_limit=_seconds_left(deadline), desc="lattice pilot chunk")
+        pilot = found[0] if found else None
         if pilot is not None:
             seed = ChunkResult(counts=pilot.counts, div=pilot.div, fronts=pilot.fronts)
             tasks = [task + (seed,) for task in tasks]
         collect(0, pilot)
         first = 1
     run = map_chunks(scan_chunk, tasks[first:], lambda i, part: collect(i + first, part),
-                     executor=executor, n_jobs=n_jobs,
-                     time_limit=None if deadline is None else max(0.0, deadline - time.time()),
+                     executor=executor, n_jobs=n_jobs, time_limit=_seconds_left(deadline),
                      progress=progress, desc="lattice chunks")
     complete = run.complete and len(results) == len(chunks)
     if query.summaries and bits is None:  # the one chunk met the deadline: nothing known
@@ -668,6 +671,10 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
              "chunks_done": len(results), "seconds": time.perf_counter() - t0,
              "chunk_bytes": plan.chunk_bytes()}
     return ScanResult(merged, complete, plan, stats, bits, picked)
+
+
+def _seconds_left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.time())
 
 
 def summary_bytes(plan: LatticePlan, n_deltas: int) -> int | None:
