@@ -5,8 +5,10 @@ from pcfair.errors import (
     EvidenceError,
     FormatError,
     PCFairError,
+    PCFairWarning,
     SpecError,
     StructureError,
+    SummariesOmittedWarning,
     VariableError,
 )
 
@@ -68,8 +70,10 @@ __all__ = [
     "EvidenceError",
     "FormatError",
     "PCFairError",
+    "PCFairWarning",
     "SpecError",
     "StructureError",
+    "SummariesOmittedWarning",
     "VariableError",
     "Variables",
     "Vtree",

@@ -62,3 +62,13 @@ class ParameterError(PCFairError, ValueError):
 class OptionError(PCFairError, ValueError):
     """An argument or command-line option is out of range, or not one of the accepted
     choices; the message names it and what is accepted."""
+
+
+class PCFairWarning(UserWarning):
+    """Base class of the warnings pcfair issues: the call went on, with something left out."""
+
+
+class SummariesOmittedWarning(PCFairWarning):
+    """A census left maximal and minimal patterns out (None): their bitmap would exceed the
+    memory budget, or there are more thresholds than one pass can carry. The message says
+    how much memory they need."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import json
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,7 +27,7 @@ import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import derived
-from pcfair.errors import OptionError, SpecError, VariableError
+from pcfair.errors import OptionError, SpecError, SummariesOmittedWarning, VariableError
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.marginals import normalized
 from pcfair.inference.quotient import decision_evidence
@@ -677,7 +678,9 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     patterns, and the k-th best ``|Δ|`` and divergence for each ``k`` in ``ks``, and whether
     the pass completed (``time_limit``). Maximal and minimal counts need a bitmap of the
     lattice in memory (1 byte a point for up to 3 thresholds, :func:`pcfair.patterns.lattice.
-    summary_bytes`): they are None when that exceeds ``max_bytes`` or with ``summaries=False``.
+    summary_bytes`): they are None with ``summaries=False``, and None with a
+    :class:`~pcfair.errors.SummariesOmittedWarning` when the bitmap exceeds ``max_bytes`` (or
+    there are more than 15 thresholds); the other columns stream in bounded memory.
 
     Examples
     --------
@@ -694,6 +697,12 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     plan = make_plan(pc, d, fav, sens, max_bytes)
     need = summary_bytes(plan, len(deltas))
     want = summaries and need is not None and need <= max_bytes
+    if summaries and not want:
+        why = (f"more than 15 thresholds ({len(deltas)}) in one pass" if need is None else
+               f"their bitmap of the lattice ({plan.num_points:,} points) needs "
+               f"{need / 2**20:,.0f} MiB, over max_bytes ({max_bytes / 2**20:,.0f} MiB)")
+        warnings.warn(f"maximal and minimal counts are left out (None): {why}; the other "
+                      "columns are exact", SummariesOmittedWarning, stacklevel=2)
     query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, summaries=want,
                          min_support=_check_support(min_support))
     run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs, executor=executor,
