@@ -199,8 +199,10 @@ def _divergence_chi2(a1, a0, m1, m0, score, delta):
     ``rest ≤ 0`` it is 0, as the divergence. Rounding: ``_divergence`` sums two logarithms of
     ratios near 1 when the divergence is small, with an absolute error of a few ulps of
     ``p·(|log r1| + |log r0|)``; the bound is inflated by ``1e-9`` relative and ``1e-13·p``
-    absolute, far above both (``|log r| < 40`` wherever the ratios are finite doubles), so a
-    pattern the bound drops has a computed divergence at most the bound.
+    absolute, far above both (``|log r| < 40`` wherever the ratios are finite doubles), and
+    by ``1e-300`` for divergences in the subnormal range, where the relative rounding of
+    doubles degrades; so a pattern the bound drops has a computed divergence at most the
+    bound.
     """
     p_xy = a1 + a0
     rest = m1 + m0
@@ -213,7 +215,9 @@ def _divergence_chi2(a1, a0, m1, m0, score, delta):
     if c1 <= 0.0 or c0 <= 0.0:
         return math.inf
     shift = a1 / p_xy - c1 / rest
-    return p_xy * shift * shift * (rest / c1) * (rest / c0) * (1.0 + 1e-9) + 1e-13 * p_xy
+    # each factor near 1 before the product with P(x, y): no underflow where P(x, y) is tiny
+    chi2 = (shift * (rest / c1)) * (shift * (rest / c0))
+    return p_xy * chi2 * (1.0 + 1e-9) + 1e-13 * p_xy + 1e-300
 
 
 @njit(cache=True, inline="always")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 
 from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns.dense import pareto_candidates
@@ -16,6 +16,7 @@ MASS = st.one_of(st.just(0.0), st.just(1e-12), st.floats(1e-300, 1e-3),
 @settings(max_examples=3000, deadline=None)
 @given(MASS, MASS, MASS, MASS, st.one_of(st.just(0.0), st.floats(0.0, 0.6)),
        st.booleans())
+@example(0.0, 1e-300, 1e-12, 1.0, 0.0, False)  # found by CI: a subnormal divergence
 def test_chi2_bound_is_at_least_the_divergence(a1, a0, m1, m0, delta, positive):
     """The χ² bound never falls below the divergence the kernel computes (the same
     arithmetic), for any masses (zeros, 1e-12, tiny and ordinary) and thresholds, including
