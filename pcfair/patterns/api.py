@@ -702,7 +702,7 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
                f"their bitmap of the lattice ({plan.num_points:,} points) needs "
                f"{need / 2**20:,.0f} MiB, over max_bytes ({max_bytes / 2**20:,.0f} MiB)")
         warnings.warn(f"maximal and minimal counts are left out (None): {why}; the other "
-                      "columns are exact", SummariesOmittedWarning, stacklevel=2)
+                      "columns are computed as usual", SummariesOmittedWarning, stacklevel=2)
     query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, summaries=want,
                          min_support=_check_support(min_support))
     run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs, executor=executor,
