@@ -26,6 +26,9 @@ Three parts, each printed as one compact table:
    (:func:`pcfair.patterns.dense.extension_summaries`, 3 thresholds) on a German-shaped
    sub-lattice of about 10^9 points (a 1 GB bitmap, Σ drawn at the German CLT's densities),
    and what that rate means for the whole German lattice.
+5. ``seeding`` (only with ``--only seeding``): three chunks of the German CLT's census scanned
+   with and without the pilot chunk's seed (:func:`pcfair.patterns.lattice.scan_chunk`), same
+   run, one process: the seconds and the ratio per query.
 
 Every measurement runs in a fresh subprocess (``--child``) that imports pcfair and warms the
 numba kernels up on the small COMPAS CLT first; it reports the resident memory after that
@@ -394,6 +397,39 @@ def closure_part() -> None:
           f"{german / 8e9:.1f} GB)")
 
 
+def seeding_part() -> None:
+    """The census's chunks with and without the pilot's seed, same run: ``scan_chunk`` on
+    chunks 1, 40 and 80 of the German CLT's 81 (the plan of a 2-process scan), for counts
+    alone, the divergence heaps (top-100 at 3 δ), the Pareto fronts and the full census query,
+    one process. The seed is the pilot chunk's (chunk 0) result, as :func:`scan` makes it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from pcfair.patterns.api import _resolve
+    from pcfair.patterns.lattice import DEFAULT_MAX_BYTES, LatticeQuery, make_plan, scan_chunk
+    from pcfair.patterns.scores import log_normalizer
+
+    print(f"\n== Census chunks, seeded against unseeded (German CLT, 1 process)  [{_load()}]")
+    c, d, fav, sens = _resolve(_german_model("clt"), GERMAN_DECISION, GERMAN_SENSITIVE, 1, 0.0)
+    log_z = log_normalizer(float(c.log_marginal(None)[0]))
+    plan = make_plan(c, d, fav, sens, DEFAULT_MAX_BYTES, min_chunks=64)
+    chunks = plan.chunks()
+    picks = [chunks[i] for i in (1, len(chunks) // 2, len(chunks) - 1)]
+    queries = {"counts": LatticeQuery(deltas=DELTAS),
+               "divergence top-100": LatticeQuery(deltas=DELTAS, k_div=100),
+               "Pareto": LatticeQuery(deltas=DELTAS, pareto=True),
+               "census": LatticeQuery(deltas=DELTAS, k_top=100, k_div=100, pareto=True)}
+    print(f"  {'query':<20}{'unseeded s':>12}{'seeded s':>10}{'ratio':>8}   (chunks "
+          f"{', '.join(str(chunks.index(p)) for p in picks)} of {len(chunks)})")
+    for name, query in queries.items():
+        pilot = scan_chunk(c, plan, chunks[0], query, log_z)  # also compiles
+        times = []
+        for seed in (None, pilot):
+            t = time.perf_counter()
+            for prefix in picks:
+                scan_chunk(c, plan, prefix, query, log_z, seed=seed)
+            times.append(time.perf_counter() - t)
+        print(f"  {name:<20}{times[0]:12.2f}{times[1]:10.2f}{times[0] / times[1]:7.1f}×")
+
+
 def german_part(quick: bool, jobs: int, selected: set[str],
                 models: tuple[str, ...] = ("clt", "naive_bayes")) -> None:
     """``selected``: task names (``max``, ``max_hi``, ``counts``, ``top10``, ``certify``,
@@ -532,7 +568,7 @@ def scaling_part(quick: bool, limit: float, sizes=None, small_budget: bool = Tru
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a small run (minutes)")
-    ap.add_argument("--only", choices=("adult", "german", "scaling", "closure"))
+    ap.add_argument("--only", choices=("adult", "german", "scaling", "closure", "seeding"))
     ap.add_argument("--jobs", type=int, default=2, help="processes for the German runs (2)")
     ap.add_argument("--german-tasks", default="max,max_hi,counts,top10,certify,census",
                     help="German tasks to run (comma-separated; default all)")
@@ -559,6 +595,8 @@ def main() -> None:
                      not a.scale_no_bounded)
     if a.only == "closure":
         closure_part()
+    if a.only == "seeding":
+        seeding_part()
     if a.only in (None, "german"):
         german_part(a.quick, a.jobs, set(a.german_tasks.split(",")),
                     tuple(a.german_models.split(",")))
