@@ -164,17 +164,22 @@ def _rest_masses(t, mass_ptr, mass_idx, c):
     return m1, m0
 
 
+@njit(cache=True, inline="always")
+def _closed_form_masses(a1, a0, m1, m0, score, delta):
+    """``P(x, y)``, ``P(y, ¬x)`` and the masses ``c1``, ``c0`` to which the divergence's closed
+    form moves ``P(d, y, ¬x)`` and ``P(¬d, y, ¬x)`` (spec §2)."""
+    p_xy = a1 + a0
+    rest = m1 + m0
+    shift = (delta if score > 0 else -delta) * (p_xy + rest)
+    return p_xy, rest, m1 + shift, m0 - shift
+
+
 @njit(cache=True)
 def _divergence(a1, a0, m1, m0, score, delta):
     """The closed form of :func:`pcfair.patterns.scores.divergence_scores` for one pattern."""
-    p_xy = a1 + a0
-    rest = m1 + m0
+    p_xy, rest, c1, c0 = _closed_form_masses(a1, a0, m1, m0, score, delta)
     if rest <= 0.0:
         return 0.0
-    p_y = p_xy + rest
-    sign = 1.0 if score > 0 else -1.0
-    c1 = m1 + sign * delta * p_y
-    c0 = m0 - sign * delta * p_y
     out = 0.0
     if a1 > 0.0:
         if c1 <= 0.0:
@@ -204,14 +209,9 @@ def _divergence_chi2(a1, a0, m1, m0, score, delta):
     doubles degrades; so a pattern the bound drops has a computed divergence at most the
     bound.
     """
-    p_xy = a1 + a0
-    rest = m1 + m0
+    p_xy, rest, c1, c0 = _closed_form_masses(a1, a0, m1, m0, score, delta)
     if rest <= 0.0:
         return 0.0
-    p_y = p_xy + rest
-    sign = 1.0 if score > 0 else -1.0
-    c1 = m1 + sign * delta * p_y
-    c0 = m0 - sign * delta * p_y
     if c1 <= 0.0 or c0 <= 0.0:
         return math.inf
     shift = a1 / p_xy - c1 / rest
