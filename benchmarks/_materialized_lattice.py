@@ -1,14 +1,14 @@
 """The pre-#15 materialising lattice engine, kept ONLY as the in-run baseline of
 ``benchmarks/bench_lattice.py``; nothing in the package uses it.
 
-Copied from ``pcfair/patterns/dense.py`` and the census of ``pcfair/patterns/api.py`` at commit
+Copied from ``pcfair/patterns/summaries.py`` and the census of ``pcfair/patterns/api.py`` at commit
 6e3d123 (the engine was removed from the package in b9fe5cf), trimmed to what the benchmark
 needs: the table of all partial-assignment marginals is enumerated once, every lattice point is
 scored into full-lattice arrays (Δ, P(x, y), P(d, x, y), P(y)), and the summaries are boolean
 masks over the whole lattice (``extension_summaries`` and ``structure``, the maximal and
-minimal passes of the old ``summaries``, moved here from ``pcfair/patterns/dense.py`` when the
+minimal passes of the old ``summaries``, moved here from ``pcfair/patterns/summaries.py`` when the
 package's summaries moved to bitmaps). Helpers that still exist in the package with the same
-code are imported instead of copied: :func:`pcfair.patterns.dense.pareto_mask` and the scoring
+code are imported instead of copied: :func:`pcfair.patterns.summaries.pareto_mask` and the scoring
 numerics of :mod:`pcfair.patterns.scores`.
 """
 
@@ -23,7 +23,8 @@ from scipy.special import logsumexp
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.errors import NumericalError
-from pcfair.patterns.dense import LatticeTooLarge, pareto_mask
+from pcfair.errors import LatticeTooLarge
+from pcfair.patterns.summaries import pareto_mask
 from pcfair.patterns.scores import (
     DivergenceMasses,
     discriminates,

@@ -59,7 +59,7 @@ def accuracy(circuit, frame, target: str, favorable) -> float:
 def count(circuit, ds, delta: float) -> str:
     """Number of discrimination patterns (dense engine), or ``n/a`` when it does not fit."""
     try:
-        return str(find_patterns(circuit, ds.target, ds.sensitive, delta, engine="dense",
+        return str(find_patterns(circuit, ds.target, ds.sensitive, delta, engine="lattice",
                                  count_only=True, favorable=ds.favorable).count)
     except PCFairError:
         return "n/a"

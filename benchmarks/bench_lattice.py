@@ -23,7 +23,7 @@ Three parts, each printed as one compact table:
    2 GiB (counts compared); sizes whose estimated time exceeds the limit show the
    engine's own :func:`pcfair.patterns.lattice.estimate` instead, marked as estimates.
 4. ``closure`` (only with ``--only closure``): the rate of the maximal/minimal closures
-   (:func:`pcfair.patterns.dense.extension_summaries`, 3 thresholds) on a German-shaped
+   (:func:`pcfair.patterns.summaries.extension_summaries`, 3 thresholds) on a German-shaped
    sub-lattice of about 10^9 points (a 1 GB bitmap, Σ drawn at the German CLT's densities),
    and what that rate means for the whole German lattice.
 5. ``seeding`` (only with ``--only seeding``): three chunks of the German CLT's census scanned
@@ -102,11 +102,11 @@ def _warm_up(engine: str) -> None:
 
     pc = pcfair.load(str(COMPAS))
     if engine == "old":
-        from pcfair.patterns.api import _resolve
+        from pcfair.patterns._arguments import resolve_problem
 
         import _materialized_lattice as old
 
-        c, d, fav, sens = _resolve(pc, COMPAS_DECISION, COMPAS_SENSITIVE, 1, min(DELTAS))
+        c, d, fav, sens = tuple(resolve_problem(pc, COMPAS_DECISION, COMPAS_SENSITIVE, 1))
         old.census(c, d, fav, sens, DELTAS, KS)
     else:
         pcfair.pattern_census(pc, COMPAS_DECISION, COMPAS_SENSITIVE, DELTAS, KS)
@@ -153,7 +153,7 @@ def child(task: str, args: dict) -> dict:
     """One measurement in this (fresh) process; returns seconds, memory and the result."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import pcfair
-    from pcfair.patterns.api import _resolve
+    from pcfair.patterns._arguments import resolve_problem
     from pcfair.patterns.lattice import DEFAULT_MAX_BYTES, LatticeQuery, estimate, scan
 
     out: dict = {}
@@ -166,7 +166,7 @@ def child(task: str, args: dict) -> dict:
         if args["engine"] == "old":
             import _materialized_lattice as old
 
-            c, d, fav, sens = _resolve(pc, ADULT_DECISION, ADULT_SENSITIVE, 1, min(DELTAS))
+            c, d, fav, sens = tuple(resolve_problem(pc, ADULT_DECISION, ADULT_SENSITIVE, 1))
             df = old.census(c, d, fav, sens, DELTAS, KS)
         else:
             df = pcfair.pattern_census(pc, ADULT_DECISION, ADULT_SENSITIVE, DELTAS, KS)
@@ -176,7 +176,7 @@ def child(task: str, args: dict) -> dict:
         pc = _german_model(args["structure"])
         what = args["what"]
         if what == "estimate":
-            c, d, fav, sens = _resolve(pc, GERMAN_DECISION, GERMAN_SENSITIVE, 1, 0.0)
+            c, d, fav, sens = tuple(resolve_problem(pc, GERMAN_DECISION, GERMAN_SENSITIVE, 1))
             base = _rss_mib()
             t = time.perf_counter()
             out["estimate"] = estimate(c, d, fav, sens)
@@ -187,23 +187,23 @@ def child(task: str, args: dict) -> dict:
             t = time.perf_counter()
             if what in ("max", "max_hi"):  # certify at δ = 0 or 0.99: max_abs_score
                 cert = pcfair.certify(pc, GERMAN_DECISION, GERMAN_SENSITIVE,
-                                      0.0 if what == "max" else 0.99, engine="dense",
-                                      n_jobs=jobs)
+                                      0.0 if what == "max" else 0.99, engine="lattice",
+                                      n_jobs=jobs, exact_max=True)
                 out.update(max_abs=cert.max_abs_score, complete=cert.complete,
                            witness=None if cert.witness is None else cert.witness.text())
             elif what == "counts":
-                c, d, fav, sens = _resolve(pc, GERMAN_DECISION, GERMAN_SENSITIVE, 1, 0.0)
+                c, d, fav, sens = tuple(resolve_problem(pc, GERMAN_DECISION, GERMAN_SENSITIVE, 1))
                 run = scan(c, d, fav, sens, LatticeQuery(deltas=DELTAS), n_jobs=jobs)
                 out.update(counts=[int(x) for x in run.result.counts], complete=run.complete,
                            points=run.stats["lattice_points"])
             elif what == "top10":
                 ps = pcfair.find_patterns(pc, GERMAN_DECISION, GERMAN_SENSITIVE, 0.01,
-                                          kind="topk", k=10, engine="dense", n_jobs=jobs)
+                                          kind="topk", k=10, engine="lattice", n_jobs=jobs)
                 out.update(top=[p.abs_score for p in ps], complete=ps.complete,
                            first=ps[0].text() if len(ps) else None)
             elif what == "certify":
                 cert = pcfair.certify(pc, GERMAN_DECISION, GERMAN_SENSITIVE, args["delta"],
-                                      engine="dense", n_jobs=jobs)
+                                      engine="lattice", n_jobs=jobs)
                 out.update(fair=cert.fair, complete=cert.complete,
                            max_abs=cert.max_abs_score)
             elif what == "census":
@@ -215,7 +215,7 @@ def child(task: str, args: dict) -> dict:
             seconds = time.perf_counter() - t
     elif task == "scale":
         pc, dec, sens_names = _synthetic_model(int(args["n"]))
-        c, d, fav, sens = _resolve(pc, dec, sens_names, 1, 0.05)
+        c, d, fav, sens = tuple(resolve_problem(pc, dec, sens_names, 1))
         if args["what"] == "estimate":
             base = _rss_mib()
             t = time.perf_counter()
@@ -225,7 +225,7 @@ def child(task: str, args: dict) -> dict:
             import _materialized_lattice as old
 
             small, sdec, ssens = _synthetic_model(8)  # warm-up
-            c2, d2, f2, s2 = _resolve(small, sdec, ssens, 1, 0.05)
+            c2, d2, f2, s2 = tuple(resolve_problem(small, sdec, ssens, 1))
             int(old.build_lattice(c2, d2, f2, s2).discriminating(0.05).sum())
             base = _rss_mib()
             t = time.perf_counter()
@@ -237,7 +237,7 @@ def child(task: str, args: dict) -> dict:
             seconds = time.perf_counter() - t
         else:
             small, sdec, ssens = _synthetic_model(8)  # warm-up
-            c2, d2, f2, s2 = _resolve(small, sdec, ssens, 1, 0.05)
+            c2, d2, f2, s2 = tuple(resolve_problem(small, sdec, ssens, 1))
             scan(c2, d2, f2, s2, LatticeQuery(deltas=(0.05,)))
             base = _rss_mib()
             t = time.perf_counter()
@@ -374,7 +374,7 @@ def closure_part() -> None:
     whole bitmap."""
     import numpy as np
 
-    from pcfair.patterns.dense import extension_summaries
+    from pcfair.patterns.summaries import extension_summaries
 
     print(f"\n== Maximal/minimal closures, German-shaped sub-lattice, 1 process  [{_load()}]")
     shape = (5,) * 4 + (3,) * 13
@@ -403,12 +403,12 @@ def seeding_part() -> None:
     alone, the divergence heaps (top-100 at 3 δ), the Pareto fronts and the full census query,
     one process. The seed is the pilot chunk's (chunk 0) result, as :func:`scan` makes it."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from pcfair.patterns.api import _resolve
+    from pcfair.patterns._arguments import resolve_problem
     from pcfair.patterns.lattice import DEFAULT_MAX_BYTES, LatticeQuery, make_plan, scan_chunk
     from pcfair.patterns.scores import log_normalizer
 
     print(f"\n== Census chunks, seeded against unseeded (German CLT, 1 process)  [{_load()}]")
-    c, d, fav, sens = _resolve(_german_model("clt"), GERMAN_DECISION, GERMAN_SENSITIVE, 1, 0.0)
+    c, d, fav, sens = tuple(resolve_problem(_german_model("clt"), GERMAN_DECISION, GERMAN_SENSITIVE, 1))
     log_z = log_normalizer(float(c.log_marginal(None)[0]))
     plan = make_plan(c, d, fav, sens, DEFAULT_MAX_BYTES, min_chunks=64)
     chunks = plan.chunks()

@@ -142,7 +142,7 @@ def search_part(time_limit: float = 60.0) -> None:
     time limit and the nodes visited, the fraction of the pattern space, and the quality
     reached are printed."""
     from pcfair.learn.fair import learn_mle_pc
-    from pcfair.patterns.search import PAPER, SearchOptions
+    from pcfair.patterns.search_types import PAPER, SearchOptions
 
     tasks = ["certify δ=0.1", "top-10 discrimination", "top-10 divergence"]
     for name, structures in (("compas", ("clt",)), ("adult", ("clt",)),

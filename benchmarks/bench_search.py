@@ -17,7 +17,7 @@ binary features; sensitive ``age``, ``foreign_worker``, ``sex``, ``marital_statu
   search with the same :class:`pcfair.patterns.bounds.TreeBound`, and the Python search with the
   paper's :class:`~pcfair.patterns.bounds.QuotientBound` (``--python-limit`` seconds each), every
   other option the default: the German CLT's certification at δ = its largest |Δ| + 0.005 (the
-  largest from the lattice engine, ``find_patterns(..., kind="topk", k=1, engine="dense")``
+  largest from the lattice engine, ``find_patterns(..., kind="topk", k=1, engine="lattice")``
   given ``--lattice-limit`` seconds, or ``--german-delta``), also by the compiled search split
   over two processes (``parallel_search(..., n_jobs=2)``), and COMPAS's and Adult's top-10 by
   |Δ| at δ = 0.01: nodes, nodes pruned, seconds, nodes per second, the share of a compiled run
@@ -50,7 +50,8 @@ from pcfair.patterns import _tree_search_kernels as TK  # noqa: E402
 from pcfair.patterns.parallel import parallel_search  # noqa: E402
 from pcfair.patterns.naive_bayes_search import NaiveBayesTables, nb_search  # noqa: E402
 from pcfair.patterns.scores import pattern_divergences  # noqa: E402
-from pcfair.patterns.search import PAPER, SearchOptions, search, search_order  # noqa: E402
+from pcfair.patterns.search import search  # noqa: E402
+from pcfair.patterns.search_types import PAPER, SearchOptions, search_order  # noqa: E402
 
 SENSITIVE = ["age", "foreign_worker", "sex", "marital_status"]
 #: LearnFairNB's node counts for the German naive Bayes (issue 16).
@@ -170,7 +171,7 @@ def clt_rows(python_limit: float, compiled_limit: float, lattice_limit: float,
     else:
         t = time.perf_counter()
         top = pcfair.find_patterns(pc, "loan_status", SENSITIVE, 0.0, kind="topk", k=1,
-                                   engine="dense", time_limit=lattice_limit)
+                                   engine="lattice", time_limit=lattice_limit)
         spent = time.perf_counter() - t
         if top.complete and len(top):
             max_abs = float(top[0].abs_score)

@@ -37,7 +37,7 @@ ALL_NOTEBOOKS = {
         "title": (
             "# Exact search versus sampling under a time budget\n\n"
             "Branch and bound against the sampling miner on the shipped COMPAS, Income and "
-            "Adult circuits, with the dense engine as ground truth (the paper's Tables 3 and "
+            "Adult circuits, with the lattice engine as ground truth (the paper's Tables 3 and "
             "4 and Figure 2b-c). Needs only the shipped circuits; runs in under a minute.\n"
         ),
         "sections": ["02_search_vs_sampling.py"],
@@ -121,11 +121,23 @@ def assemble(name: str) -> nbformat.NotebookNode:
 
 
 def execute(nb: nbformat.NotebookNode, timeout: int = 600) -> nbformat.NotebookNode:
-    """Run every cell headlessly (figures render inline); raises on the first failing cell."""
+    """Run every cell headlessly (figures render inline); raises on the first failing cell.
+    Progress bars are off (``PCFAIR_PROGRESS=0``): a headless run records every update of a
+    bar as its own output, which a reader does not need."""
+    import os
+
     from nbclient import NotebookClient
 
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(HERE)}}).execute()
+    before = os.environ.get("PCFAIR_PROGRESS")
+    os.environ["PCFAIR_PROGRESS"] = "0"  # the kernel inherits this process's environment
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(HERE)}}).execute()
+    finally:
+        if before is None:
+            del os.environ["PCFAIR_PROGRESS"]
+        else:
+            os.environ["PCFAIR_PROGRESS"] = before
     return nb
 
 

@@ -366,15 +366,23 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_learn)
 
 
+#: ``--engine`` choices of the exact queries (:mod:`pcfair.patterns.engines`).
+ENGINE_CHOICES = ("auto", "lattice", "search", "naive_bayes_search", "tree_search",
+                  "python_search", "dense")
+
+
 def _pattern_args(p: argparse.ArgumentParser,
-                  engines: tuple[str, ...] = ("auto", "dense", "search")) -> None:
+                  engines: tuple[str, ...] = ENGINE_CHOICES) -> None:
     _model_args(p)
     p.add_argument("--decision", required=True, help="the binary decision variable")
     p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
     p.add_argument("--delta", type=fraction, required=True,
                    help="discrimination threshold, in [0, 1)")
     p.add_argument("--favorable", default="1", help="the favourable decision value (default 1)")
-    p.add_argument("--engine", choices=engines, default="auto")
+    p.add_argument("--engine", choices=engines, default="auto",
+                   help="auto (default: by cost, see --dry-run), lattice (every pattern; "
+                        "'dense' is its old name), search (branch and bound) or a concrete "
+                        "search")
     p.add_argument("--time-limit", type=positive_float, default=None,
                    help="wall-clock seconds (an unfinished run is incomplete, never fair)")
     p.add_argument("--min-support", type=fraction, default=0.0, metavar="P",
@@ -406,7 +414,13 @@ def _cmd_certify(args) -> int:
     cert = certify(_load(args), args.decision, _sensitive(args), args.delta,
                    favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
                    n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
-                   data=args.data)
+                   data=args.data, exact_max=args.max)
+    if args.verbose and "choice" in cert.stats:
+        choice = cert.stats["choice"]
+        print(f"engine {choice['engine']}: {choice['reason']}", file=sys.stderr)
+        for name, est in choice["estimates"].items():
+            cost = "unknown" if est["seconds"] is None else f"{est['seconds']:,.2f} s"
+            print(f"  {name}: {cost} ({est['note']})", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(cert.to_dict(), default=str))
     else:
@@ -428,24 +442,34 @@ def _cmd_certify(args) -> int:
 
 
 def _dry_run(args) -> int:
-    """Print the lattice engine's plan and its estimated time and memory; run nothing else."""
-    from pcfair.patterns.api import _resolve
-    from pcfair.patterns.lattice import DEFAULT_MAX_BYTES, estimate
+    """Print what ``--engine auto`` would weigh: each engine's estimate (the lattice's from
+    its plan and a probe of small chunks, the search's from a probe of half a second), the
+    engine it would run, the lattice's memory; certify nothing. About a second."""
+    import json
 
-    pc, d, fav, sens = _resolve(_load(args), args.decision, _sensitive(args), args.favorable,
-                                args.delta)
-    est = estimate(pc, d, fav, sens)
-    workers = 1 if args.jobs == 1 else (os.cpu_count() or 1) if args.jobs == -1 else args.jobs
-    print(f"lattice: {est['lattice_points']:,} patterns in {est['chunks']:,} chunk(s)")
-    print(f"memory: about {est['chunk_bytes'] / 2**20:,.0f} MiB per chunk and worker")
-    print(f"time: about {est['estimated_seconds']:,.1f} s in one process "
-          f"({est['points_per_second']:,.0f} patterns/s), about "
-          f"{est['estimated_seconds'] / workers:,.1f} s on {workers} process(es)")
-    need = est["summary_bytes"]
-    fits = "within" if need <= DEFAULT_MAX_BYTES else "over"
-    print(f"maximal/minimal patterns (patterns --kind maximal|minimal, report): a bitmap of "
-          f"{need / 2**20:,.2f} MiB for 3 thresholds, {fits} the "
-          f"{DEFAULT_MAX_BYTES / 2**20:,.0f} MiB default budget")
+    from pcfair.patterns.engines import estimate_engines
+    from pcfair.patterns.lattice import DEFAULT_MAX_BYTES
+
+    est = estimate_engines(_load(args), args.decision, _sensitive(args), args.delta,
+                           favorable=args.favorable, n_jobs=args.jobs,
+                           min_support=args.min_support)
+    if args.format == "json":
+        print(json.dumps(est, default=str))
+        return EXIT_OK
+    print(f"auto would run: {est['engine']} ({est['reason']})")
+    for name, e in est["estimates"].items():
+        cost = ("does not apply" if not e["applies"] else "cost unknown" if e["seconds"] is None
+                else f"about {e['seconds']:,.1f} s")
+        print(f"  {name}: {cost}; {e['note']}")
+    if est["lattice_points"] is not None:
+        print(f"lattice: {est['lattice_points']:,} patterns; about "
+              f"{est['chunk_bytes'] / 2**20:,.0f} MiB per chunk and worker")
+        need = est["lattice_points"]  # one byte a point for 3 thresholds
+        fits = "within" if need <= DEFAULT_MAX_BYTES else "over"
+        print(f"maximal/minimal patterns (patterns --kind maximal|minimal, report): a bitmap of "
+              f"{need / 2**20:,.2f} MiB for 3 thresholds, {fits} the "
+              f"{DEFAULT_MAX_BYTES / 2**20:,.0f} MiB default budget")
+    print(f"(estimated in {est['seconds']:.2f} s)")
     return EXIT_OK
 
 
@@ -565,11 +589,16 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     _jobs_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--dry-run", action="store_true",
-                   help="print the lattice engine's size, memory and estimated time; "
-                        "certify nothing")
+                   help="print each engine's estimated time, the engine auto would run and "
+                        "the lattice's memory (about a second); certify nothing")
+    p.add_argument("--max", action="store_true",
+                   help="also establish the exact largest |Δ| (the lattice scans to the end "
+                        "even after a witness)")
+    p.add_argument("--verbose", action="store_true",
+                   help="say which engine ran and why, with every engine's estimate")
     p.set_defaults(func=_cmd_certify)
     p = sub.add_parser("patterns", help="mine discrimination patterns and their summaries")
-    _pattern_args(p, engines=("auto", "dense", "search", "sample"))
+    _pattern_args(p, engines=(*ENGINE_CHOICES, "sample"))
     _jobs_arg(p)
     p.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of --engine sample (default 0)")

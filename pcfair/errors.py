@@ -64,6 +64,11 @@ class OptionError(PCFairError, ValueError):
     choices; the message names it and what is accepted."""
 
 
+class LatticeTooLarge(PCFairError, MemoryError):
+    """The lattice engine's memory budget (``max_bytes``) is too small for the request; the
+    message says how much is needed."""
+
+
 class PCFairWarning(UserWarning):
     """Base class of the warnings pcfair issues: the call went on, with something left out."""
 
@@ -72,3 +77,8 @@ class SummariesOmittedWarning(PCFairWarning):
     """A census left maximal and minimal patterns out (None): their bitmap would exceed the
     memory budget, or there are more thresholds than one pass can carry. The message says
     how much memory they need."""
+
+
+class ResourceCappedWarning(PCFairWarning):
+    """A resource request was lowered to what the machine has (``n_jobs`` above the number of
+    cores); the message says what was asked and what is used."""

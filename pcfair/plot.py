@@ -274,7 +274,7 @@ def pareto_front(patterns, delta: float | None = None, ax=None,
     _scatter(ax, patterns, summary, delta, max_points, population, random_state, log_x,
              title)
     if front is None:
-        from pcfair.patterns.dense import pareto_mask
+        from pcfair.patterns.summaries import pareto_mask
         from pcfair.patterns.scores import discriminates
 
         prob, score = pattern_points(patterns)
@@ -304,7 +304,7 @@ def counts_by_delta(census, decision=None, sensitive=None, *, deltas: Sequence[f
         A frame with a ``delta`` column and one column per kind, such as
         :func:`~pcfair.pattern_census` returns; an optional boolean ``complete`` column marks
         counts from a stopped search (drawn as open markers: lower bounds). Or a circuit, whose
-        census is computed (dense engine) at ``deltas``.
+        census is computed (lattice engine) at ``deltas``.
     decision, sensitive
         The decision and sensitive variables, when ``census`` is a circuit.
     deltas : sequence of float, optional

@@ -49,7 +49,7 @@ def test_report_writes_markdown_with_a_sampled_run(tmp_path, capsys):
     (["--k", "0"], "k must be a positive integer"),
     (["--sample-runs", "0"], "--sample-runs must be a positive integer"),
     (["--sensitive", "4,99"], "unknown variable '99'"),
-    (["--engine", "dense", "--decision", "9"], "unknown variable '9'"),
+    (["--engine", "lattice", "--decision", "9"], "unknown variable '9'"),
 ])
 def test_bad_input_exits_2(argv, message, capsys):
     args = list(ARGS)

@@ -148,7 +148,7 @@ def test_html_report_of_compas_shows_the_certifiers_numbers(compas, tmp_path):
     assert metrics["DI ratio"] == f"{m.disparate_impact_ratio:.4f}"
     assert metrics["SP-1 [Sex_]"] == f"{m.sp1['Sex_']:.4f}"
     cert = dict(page.tables["certificate"].rows)
-    assert cert["verdict"] == "unfair" and cert["engine"] == "dense"
+    assert cert["verdict"] == "unfair" and cert["engine"] == "lattice"
     assert cert["witness"] == pcfair.certify(pc, decision, sensitive, DELTA).witness.text()
     sampled = dict(page.tables["sampled"].rows)
     assert sampled["runs"] == "100" and "of 10" in sampled["exact top-10 found"]
@@ -198,10 +198,10 @@ def test_a_summary_the_engine_cannot_give_is_explained(compas, monkeypatch):
     page = read_html(report(pc, decision, sensitive, DELTA))
     assert "minimal-table" not in page.tables and "maximal-table" in page.tables
     assert page.notes["minimal"] == [
-        ("Unavailable with the dense engine: SpecError: minimal patterns are not available "
+        ("Unavailable with the lattice engine: SpecError: minimal patterns are not available "
          "from this engine")]
     md = report(pc, decision, sensitive, DELTA, format="markdown")
-    assert "> Unavailable with the dense engine: SpecError" in md
+    assert "> Unavailable with the lattice engine: SpecError" in md
 
 
 def test_a_sampled_pattern_set_can_be_given(compas):

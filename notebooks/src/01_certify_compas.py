@@ -75,7 +75,7 @@ print(f"mean log-likelihood {pc.log_marginal(labelled).mean():.4f} per row")
 # %% [markdown]
 # ## 2. Structural properties
 #
-# The dense engine, which scores every pattern from one table, needs a smooth and
+# The lattice engine, which scores every pattern from one table, needs a smooth and
 # decomposable circuit. The branch-and-bound engine bounds the score of every extension of a
 # pattern with a quotient of two circuits, and needs a deterministic and
 # structured-decomposable circuit. The learned circuit has all four properties. The
@@ -90,7 +90,7 @@ pd.Series({key: value for key, value in rep.to_dict().items()
 # ## 3. Certification
 #
 # `certify` either proves that no pattern has |Δ| > δ, or returns a witness. With
-# `engine="auto"` it picks the dense engine here, because the table of all 14,688 patterns
+# `engine="auto"` it picks the lattice engine here, because the table of all 14,688 patterns
 # is small.
 
 # %%
@@ -106,7 +106,7 @@ for delta in (0.05, 0.25):
 # %% [markdown]
 # ## 4. How many patterns, and which ones?
 #
-# The census counts every pattern and summary pattern at several thresholds from one dense
+# The census counts every pattern and summary pattern at several thresholds from one lattice
 # table. On this model, learned from the full table, it reproduces the counts reported in the
 # paper for its COMPAS model.
 

@@ -15,7 +15,7 @@
 # This notebook gives both the same time budgets on the shipped circuits of three datasets,
 # in the spirit of the paper's Tables 3 and 4. It counts the patterns each finds, the
 # highest score each finds, and how much of the true top-10 each finds. The truth comes
-# from the dense engine, which scores every pattern. Budgets are small so the notebook runs
+# from the lattice engine, which scores every pattern. Budgets are small so the notebook runs
 # in under a minute, and the numbers depend on the machine.
 
 # %%
@@ -44,7 +44,7 @@ BUDGETS = (0.25, 1.0, 2.0)  # seconds
 circuits = {name: pcfair.load(CIRCUITS / file) for name, (file, _, _) in MODELS.items()}
 
 # %% [markdown]
-# ## The truth, from the dense engine
+# ## The truth, from the lattice engine
 #
 # One census per model gives the number of patterns at δ = 0.05 and the best and 10th-best
 # scores. The search space is every pattern, discriminating or not. A feature with k values
@@ -165,7 +165,7 @@ on_exact = {key(p) for p in exact_front} & {key(p) for p in sampled_front}
 print(f"sampled front: {sampled_front.count} patterns, {len(on_exact)} of them on the exact "
       f"front of {exact_front.count}")
 fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.6), sharex=True, sharey=True)
-plot.pareto_front(every, delta=DELTA, ax=left, front=exact_front, title="exact (dense engine)")
+plot.pareto_front(every, delta=DELTA, ax=left, front=exact_front, title="exact (lattice engine)")
 plot.pareto_front(sampled, delta=DELTA, ax=right, front=sampled_front,
                   title=f"sampling, {sampled.stats['runs']} runs in "
                         f"{sampled.stats['seconds']:.1f} s")

@@ -70,7 +70,7 @@ print(f"Δ = {value:.4f} for {c.pattern.text()}; gradient over {len(grad)} logit
 #
 # Each iteration adds the oracle's 10 most divergent patterns as constraints and re-fits.
 # The history records the training log-likelihood (mean per row), the constraints so far and
-# the number of patterns left (counted by the dense engine on the current model).
+# the number of patterns left (counted by the lattice engine on the current model).
 
 # %%
 t0 = time.perf_counter()

@@ -814,7 +814,7 @@ def _quotient_structure(circuit: Circuit, assume_deterministic: bool) -> tuple:
         raise StructureError(
             "the max/min quotient needs a smooth, decomposable, deterministic and "
             "structured-decomposable circuit; this one is " + ", ".join(reasons)
-            + ". Use an engine that needs only marginals (e.g. the dense engine) instead."
+            + ". Use an engine that needs only marginals (e.g. the lattice engine) instead."
         )
     vt = rep.vtree
     from pcfair.inference.properties import rightmost_path_primes

@@ -56,7 +56,8 @@ from pcfair.learn.clt import (
 from pcfair.learn.data import encode_frame, prepare_frame
 from pcfair.learn.naive_bayes import _nb_tables, _prior, naive_bayes_circuit
 from pcfair.learn.parameters import data_flows
-from pcfair.patterns.api import Certificate, Pattern, certify
+from pcfair.patterns.api import certify
+from pcfair.patterns.results import Certificate, Pattern
 from pcfair.patterns.oracle import DiscriminationOracle, PatternScores
 
 STRUCTURES = ("clt", "strudel", "naive_bayes")
@@ -272,7 +273,7 @@ class FairLearningResult:
     history : DataFrame
         One row per oracle call: ``iteration``, ``log_likelihood`` (mean per training row),
         ``n_constraints`` (patterns constrained so far), ``patterns_found`` (top-k returned),
-        ``patterns_remaining`` (all patterns above δ, counted by the dense engine; NaN when not
+        ``patterns_remaining`` (all patterns above δ, counted by the lattice engine; NaN when not
         counted), ``max_abs_score`` (largest |Δ| among those found), ``max_violation`` (largest
         ``|Δ| − δ`` over the constrained patterns), ``solver`` (message of the re-fit that
         produced the model) and ``seconds`` (since the start).
@@ -419,7 +420,7 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         For the Strudel structure learner.
     favorable : value, default 1
         The favourable decision value ``d``.
-    engine : {"auto", "dense", "search"}
+    engine : {"auto", "lattice", "search"}
         Certifier engine for the oracle and the final certificate.
     margin : float, optional
         Constraints are ``|Δ| ≤ δ − margin`` (default ``0.05 δ``). Some margin is needed
@@ -432,7 +433,7 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     oracle_time_limit, certify_time_limit : float, optional
         Seconds for each oracle run and for the final certification (search engine).
     count_patterns : bool, default True
-        Count all remaining patterns at each iteration when the dense engine runs.
+        Count all remaining patterns at each iteration when the lattice engine runs.
     solver_options : dict, optional
         Passed to ``scipy.optimize.minimize(method="SLSQP")`` (default ``maxiter=500,
         ftol=1e-10``).

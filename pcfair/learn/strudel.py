@@ -187,15 +187,11 @@ def strudel(initial: Circuit, train: np.ndarray, valid: np.ndarray | None = None
 
 
 def progress_bar(progress: bool | None, total: int | None, desc: str, unit: str):
-    """A tqdm bar on stderr, shown when ``progress`` is True, or None and stderr is a
-    terminal."""
-    import sys
+    """A bar of ``unit``s (:func:`pcfair._progress.progress_bar`: on a terminal or in
+    Jupyter), cleared when it closes."""
+    from pcfair._progress import progress_bar as bar
 
-    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets inside notebooks
-
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    return tqdm(total=total, desc=desc, unit=f" {unit}s", disable=not show, mininterval=0.5,
-                leave=False, dynamic_ncols=True)
+    return bar(progress, desc, total=total, unit=f" {unit}s", leave=False)
 
 
 def _strudel(initial, train, valid, pseudocount, max_splits, max_nodes, patience, copy_depth,

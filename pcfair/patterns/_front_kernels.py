@@ -1,4 +1,4 @@
-"""Numba kernel of the strict Pareto filter (see :func:`pcfair.patterns.dense.pareto_mask`)."""
+"""Numba kernel of the strict Pareto filter (see :func:`pcfair.patterns.summaries.pareto_mask`)."""
 
 from __future__ import annotations
 

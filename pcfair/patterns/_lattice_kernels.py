@@ -247,19 +247,19 @@ def _front_dominates(front_p, front_best, front_len, d, p_xy, mag) -> bool:
 
 
 @njit(cache=True)
-def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, combo_off,
-                 cell_combos, cond, prob,
-                 mass_ptr, mass_idx, deltas, atol, min_support, counts, rare, defined,
-                 best, best_idx,
-                 top_vals, top_idx, top_pay, top_sizes,
-                 div_vals, div_idx, div_pay, div_sizes, div_floor,
-                 pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_s, surv_idx,
-                 surv_len,
-                 list_on, list_idx, list_score, list_p, list_div, list_len,
-                 bits_out, leaf_local, combo_loff):
+def score_leaves(leaves, combos, thresholds, totals, top, div, pareto, listing, bits_out):
     """Score every sensitive combination of ``n_leaves`` leaves and fold into the
     accumulators (each enabled by its arrays having entries; see
     :func:`pcfair.patterns.lattice.LatticeQuery`).
+
+    The state comes in bundles (tuples, unpacked below): ``leaves = (leaf_ext, leaf_index,
+    n_leaves, leaf_local)``; ``combos = (ext_size, combo_xy, combo_y, combo_off,
+    cell_combos, mass_ptr, mass_idx, combo_loff, cond, prob)``; ``thresholds = (deltas,
+    atol, min_support)``; ``totals = (counts, rare, defined, best, best_idx)``; ``top =
+    (top_vals, top_idx, top_pay, top_sizes)``; ``div = (div_vals, div_idx, div_pay,
+    div_sizes, div_floor)``; ``pareto = (pareto_on, front_p, front_best, front_len, surv_p,
+    surv_a, surv_s, surv_idx, surv_len)``; ``listing = (list_on, list_idx, list_score,
+    list_p, list_div, list_len)``.
 
     ``combo_xy``/``combo_y``: ext-table index of ``x y`` and of ``y`` for each combination
     with a non-empty ``x``; ``combo_off`` its part of the global lattice index; ``mass_ptr``/
@@ -287,10 +287,19 @@ def score_leaves(leaf_ext, leaf_index, n_leaves, ext_size, combo_xy, combo_y, co
     lattice and is not offered (ties with it are: the merge breaks them by index).
 
     ``bits_out`` (empty: off) is the chunk's bitmap for the summaries
-    (:func:`pcfair.patterns.dense.extension_summaries`): the word of each pattern with support,
+    (:func:`pcfair.patterns.summaries.extension_summaries`): the word of each pattern with support,
     at ``leaf_local[leaf] + combo_loff[c]``, gets bit ``d`` when it discriminates at
     ``deltas[d]`` (the very comparison that counts it) and bit ``len(deltas)`` (defined).
     """
+    leaf_ext, leaf_index, n_leaves, leaf_local = leaves
+    (ext_size, combo_xy, combo_y, combo_off, cell_combos, mass_ptr, mass_idx, combo_loff,
+     cond, prob) = combos
+    deltas, atol, min_support = thresholds
+    counts, rare, defined, best, best_idx = totals
+    top_vals, top_idx, top_pay, top_sizes = top
+    div_vals, div_idx, div_pay, div_sizes, div_floor = div
+    pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_s, surv_idx, surv_len = pareto
+    list_on, list_idx, list_score, list_p, list_div, list_len = listing
     n_d = len(deltas)
     k_top = top_vals.shape[1]
     k_div = div_vals.shape[1]

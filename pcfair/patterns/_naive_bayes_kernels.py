@@ -84,16 +84,21 @@ def _pattern_divergence(code, depth, cur_role, cur_val, off, lp1, lp0, lq1, lq0,
 
 
 @njit(cache=True, nogil=True)
-def run(card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf, s_lo_suf,
-        s_hi_suf, sens_left, params, iparams, ctrl, fbest, frames, fint, code, cn, cur,
-        c_role, c_val, c_score, c_p, c_div, c_aux, heap, hk, hc, hs, hp, hd, hx, os_, op,
-        ox, budget):
+def run(model, params, iparams, frames, fint, walk, top, found, budget):
     """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
 
-    ``params = (prior, log P(d), log P(¬d), δ, min_support)``; ``iparams = (mode, k,
-    rank by divergence, best first, number of sensitive variables)``.
+    ``model = (card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf,
+    s_lo_suf, s_hi_suf, sens_left)`` (the tables, by search position); ``params = (prior,
+    log P(d), log P(¬d), δ, min_support)``; ``iparams = (mode, k, rank by divergence, best
+    first, number of sensitive variables)``; ``walk``, ``top`` and ``found`` are
+    :class:`~pcfair.patterns._compiled.SearchBuffers`' bundles.
     """
+    (card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf, s_lo_suf,
+     s_hi_suf, sens_left) = model
+    ctrl, fbest, code, cn, cur, c_role, c_val, c_score, c_p, c_div, c_aux = walk
+    heap, hk, hc, hs, hp, hd, hx = top
+    os_, op, ox = found
     n = len(card)
     prior = params[0]
     delta = params[3]

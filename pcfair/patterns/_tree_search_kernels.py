@@ -251,13 +251,17 @@ def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, 
 
 
 @njit(cache=True, nogil=True)
-def run(pos_var, sens, free_st, sens_left, post, par, card, kp, toff, lt1, lt0, th1, th0,
-        ch_ptr, ch_idx, moff, log_prior, params, iparams, st, val, obs_a, obs_b, scratch,
-        ctrl, fbest, fa, fp, fint, code, cn, cur, c_role, c_val, c_score, c_p, c_div, c_la,
-        msg, has_ev, tmp, box, imp, lm, flags, out, dirty, heap, hk, hc, hs, hp, hd, hx, os_,
-        op, ox, budget):
+def run(model, positions, params, iparams, state, work, walk, top, found, budget):
     """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
+
+    The state comes in bundles (tuples, unpacked below): ``model = (post, par, card, kp,
+    toff, lt1, lt0, th1, th0, ch_ptr, ch_idx, moff, log_prior)`` (the tree model of
+    :class:`~pcfair.patterns.bounds.TreeBound`); ``positions = (pos_var, sens, free_st,
+    sens_left)``; ``state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)`` (the evidence
+    and the path's frames); ``work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty)``
+    (the messages' and the bound's scratch); ``walk``, ``top`` and ``found`` are
+    :class:`~pcfair.patterns._compiled.SearchBuffers`' bundles.
 
     ``params = (logit P(d), δ, min_support)``; ``iparams = (mode, k, rank by divergence,
     best first, w, n_w, split)``; ``dirty`` marks the variables whose state changed since
@@ -268,6 +272,13 @@ def run(pos_var, sens, free_st, sens_left, post, par, card, kp, toff, lt1, lt0, 
     Positions ``j`` hold the variables ``pos_var[j]`` (sensitive first,
     ``sens[j]``); ``free_st[j]`` is position ``j``'s undecided state.
     """
+    post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_idx, moff, log_prior = model
+    pos_var, sens, free_st, sens_left = positions
+    st, val, obs_a, obs_b, scratch, fa, fp, fint = state
+    msg, has_ev, tmp, box, imp, lm, flags, out, dirty = work
+    ctrl, fbest, code, cn, cur, c_role, c_val, c_score, c_p, c_div, c_la = walk
+    heap, hk, hc, hs, hp, hd, hx = top
+    os_, op, ox = found
     n = pos_var.shape[0]
     pi = params[0]
     delta = params[1]

@@ -53,7 +53,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from pcfair.errors import OptionError
+from pcfair.errors import OptionError, ResourceCappedWarning
+from pcfair._progress import progress_bar
 
 __all__ = ["ChunkRun", "DASK_INSTALL_HINT", "GUARD_WARNING", "deadline_from", "map_chunks",
            "resolve_n_jobs"]
@@ -67,6 +68,10 @@ GUARD_WARNING = (
     "'if __name__ == \"__main__\":' around its main code; worker processes are started with "
     "'spawn' and import the main script, which must not start the computation again at import. "
     "Put the calls under that guard (or use n_jobs=1) to run in parallel.")
+
+#: Tasks in flight at once on a caller's executor (its size is unknown here); a local pool
+#: keeps two per worker.
+EXECUTOR_WINDOW = 256
 
 _ACCEPTED = ("executor must be None, a concurrent.futures.Executor, a dask.distributed.Client "
              "or a Dask scheduler address such as 'tcp://127.0.0.1:8786'")
@@ -131,7 +136,7 @@ def deadline_from(time_limit: float | None) -> float | None:
     """
     if time_limit is None:
         return None
-    return time.time() + _check_time_limit(time_limit)
+    return time.time() + check_time_limit(time_limit)
 
 
 def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callable[[int, Any], Any],
@@ -254,17 +259,10 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
     if not callable(on_result):
         raise TypeError(f"on_result must be callable, not {on_result!r}")
     tasks = _check_tasks(tasks)
-    deadline = None if time_limit is None else start + _check_time_limit(time_limit)
+    deadline = None if time_limit is None else start + check_time_limit(time_limit)
     kind = _executor_kind(executor)  # raises TypeError before anything starts
-    workers = resolve_n_jobs(n_jobs)
-    if progress is None:
-        show = sys.stderr is not None and sys.stderr.isatty()
-    else:
-        show = bool(progress)
-
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(tasks), unit="chunk", desc=desc, disable=not show, dynamic_ncols=True)
+    workers = resolve_n_jobs(n_jobs) if kind == "none" else 1
+    bar = progress_bar(progress, desc, total=len(tasks), unit=" chunks")
     state = _State(len(tasks), on_result, deadline, bar)
     try:
         if kind == "none" and (workers == 1 or len(tasks) <= 1):
@@ -277,7 +275,8 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
                                        mp_context=multiprocessing.get_context("spawn"))
             clean = False
             try:
-                status = _run_futures(pool, fn, tasks, range(len(tasks)), state, cancel=False)
+                status = _run_futures(pool, fn, tasks, range(len(tasks)), state, cancel=False,
+                                      window=2 * workers)
                 clean = status == "done"
             except BrokenProcessPool:
                 if state.done:  # the workers had started: a task killed its worker (memory?)
@@ -291,7 +290,8 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
                 status = _run_serial(fn, tasks, rest, state)
         elif kind == "executor":
             backend = "executor"
-            status = _run_futures(executor, fn, tasks, range(len(tasks)), state)
+            status = _run_futures(executor, fn, tasks, range(len(tasks)), state,
+                                  window=EXECUTOR_WINDOW)
         else:
             backend = "dask"
             if kind == "address":
@@ -360,24 +360,35 @@ def _run_serial(fn: Callable[..., Any], tasks: Sequence[tuple], indices: Any,
 
 
 def _run_futures(executor: Executor, fn: Callable[..., Any], tasks: Sequence[tuple],
-                 indices: Any, state: _State, cancel: bool = True) -> str:
-    """The tasks on a concurrent.futures executor. ``cancel=False`` leaves the pending futures
-    to ``shutdown(cancel_futures=True)`` (a pool of this module's own: see :func:`_close_pool`)."""
+                 indices: Any, state: _State, cancel: bool = True,
+                 window: int | None = None) -> str:
+    """The tasks on a concurrent.futures executor, at most ``window`` in flight (all of them
+    when None): a new one is submitted as each finishes, so a long list of tasks costs no
+    up-front pickling and a stop leaves little to cancel. ``cancel=False`` leaves the pending
+    futures to ``shutdown(cancel_futures=True)`` (a pool of this module's own: see
+    :func:`_close_pool`)."""
+    queue = list(indices)
+    queue.reverse()
     futures: dict = {}
-    try:
-        for i in indices:
+
+    def submit() -> None:
+        while queue and (window is None or len(futures) < window):
+            i = queue.pop()
             futures[executor.submit(fn, *tasks[i])] = i
-        finished = as_completed(list(futures), timeout=state.remaining())
-        while True:
+
+    try:
+        submit()
+        while futures:
+            finished = as_completed(list(futures), timeout=state.remaining())
             try:
                 future = next(finished)
-            except StopIteration:
-                return "done"
             except FuturesTimeoutError:  # the deadline (a task's own TimeoutError is not here)
                 return "timeout"
             index = futures.pop(future)
             if state.report(index, future.result()):
                 return "stopped"
+            submit()
+        return "done"
     finally:
         if cancel:
             for future in futures:  # pending ones are cancelled; running ones finish unheard
@@ -489,7 +500,7 @@ def _check_tasks(tasks: Any) -> list[tuple]:
     return out
 
 
-def _check_time_limit(time_limit: Any) -> float:
+def check_time_limit(time_limit: Any) -> float:
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)):
         try:
             time_limit = float(time_limit)
@@ -501,15 +512,29 @@ def _check_time_limit(time_limit: Any) -> float:
 
 
 def resolve_n_jobs(n_jobs: Any) -> int:
-    """``n_jobs`` as a process count: ``-1`` is every core; otherwise an integer >= 1."""
+    """``n_jobs`` as a local process count: ``-1`` is every core; otherwise an integer >= 1,
+    capped at the number of cores with a :class:`~pcfair.errors.ResourceCappedWarning`
+    (processes beyond the cores only compete for them: 64 on 2 cores ran 30× slower).
+
+    Examples
+    --------
+    >>> resolve_n_jobs(1)
+    1
+    """
     import numbers
 
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
         raise OptionError(f"n_jobs must be a positive integer or -1, not {n_jobs!r}")
+    cores = os.cpu_count() or 1
     if n_jobs == -1:
-        return os.cpu_count() or 1
+        return cores
     if n_jobs < 1:
         raise OptionError(f"n_jobs must be a positive integer or -1 (every core), not {n_jobs}")
+    if n_jobs > cores:
+        warnings.warn(f"n_jobs={n_jobs} is more than this machine's {cores} core(s): using "
+                      f"{cores} (more processes than cores only slow the run down)",
+                      ResourceCappedWarning, stacklevel=3)
+        return cores
     return int(n_jobs)
 
 

@@ -4,7 +4,7 @@ lattice.
 Layout. The pattern lattice has one axis per feature (states: absent, each value in ``y`` and,
 for a sensitive feature, each value in ``x``); patterns are numbered by their C-order index
 over the features in the circuit's order (:attr:`LatticePlan.shape`; the states of
-:mod:`pcfair.patterns.dense`). The non-sensitive features are walked depth first; the sensitive ones and the
+:mod:`pcfair.patterns.summaries`). The non-sensitive features are walked depth first; the sensitive ones and the
 decision form a small table at each step of the walk:
 
 - a **chunk** fixes the states of the first ``p`` non-sensitive features (its *prefix*). Its
@@ -40,7 +40,7 @@ both directions. Each chunk writes, for its own points, one small word per point
 of Σ at each threshold, and definedness: the very comparisons that count them) into a bitmap
 over its sub-grid of the lattice (its prefix axes fixed); the scan places these disjoint parts
 into one bitmap of the whole lattice, whatever process computed them, so the bitmap (hence
-the summaries) does not depend on the split. :func:`pcfair.patterns.dense.extension_summaries`
+the summaries) does not depend on the split. :func:`pcfair.patterns.summaries.extension_summaries`
 then closes it per axis (its docstring proves the passes exact). The bitmap (1 byte a point
 for up to 3 thresholds) must fit ``max_bytes``, else :class:`LatticeTooLarge`; the scores of
 the patterns it selects come from a second pass over the chunks that hold them
@@ -61,8 +61,8 @@ from pcfair.circuit.io.json_io import to_dict
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _lattice_kernels as K
-from pcfair.patterns.dense import (
-    LatticeTooLarge,
+from pcfair.errors import LatticeTooLarge
+from pcfair.patterns.summaries import (
     extension_summaries,
     pareto_candidates,
     pareto_mask,
@@ -102,6 +102,12 @@ class LatticePlan:
     @property
     def num_points(self) -> int:
         return int(np.prod(self.shape, dtype=np.float64))
+
+    @property
+    def num_chunks(self) -> int:
+        """Number of chunks (prefixes), without listing them."""
+        return int(np.prod([self.cards[v] + 1 for v in self.nonsensitive[: self.prefix]],
+                           dtype=np.float64))
 
     def chunks(self) -> list[tuple[int, ...]]:
         """The prefixes: state tuples of the first ``prefix`` non-sensitive features."""
@@ -171,7 +177,7 @@ def make_plan(circuit: Circuit, decision: int, favorable: int, sensitive: list[i
     prefix = 0
     while prefix < len(nonsens):
         trial = _replace(plan, prefix)
-        if trial.chunk_bytes() <= max_bytes and len(trial.chunks()) >= min_chunks:
+        if trial.chunk_bytes() <= max_bytes and trial.num_chunks >= min_chunks:
             break
         prefix += 1
     plan = _replace(plan, prefix)
@@ -231,7 +237,7 @@ class LatticeQuery:
     Pareto candidates per δ, see :func:`final_front`; the smallest is the listing's and the witness's threshold).
     ``k_top``: best ``|Δ|`` kept; ``k_div``: best divergences kept per δ; ``pareto``: the
     strict fronts; ``listing``: every pattern of the smallest δ; ``summaries``: fill the bitmap
-    of :func:`pcfair.patterns.dense.extension_summaries` (at most 15 thresholds). ``points``
+    of :func:`pcfair.patterns.summaries.extension_summaries` (at most 15 thresholds). ``points``
     (sorted global indices of defined points) makes a query that only scores those points
     (:attr:`ChunkResult.picked`). Patterns with ``P(x, y) < min_support`` are set aside:
     counted per δ in :attr:`ChunkResult.rare`, otherwise treated as undefined."""
@@ -264,12 +270,19 @@ class ChunkResult:
     seconds: float = 0.0
     bits: np.ndarray | None = None    # the chunk's part of the summaries' bitmap
     picked: np.ndarray | None = None  # scores of the query's points (NaN: not in this chunk)
+    partial: bool = False  # the deadline stopped the chunk: what it holds covers part of it
 
 
-def _chunk_table(circuit: Circuit, plan: LatticePlan, prefix: tuple[int, ...], log_z: float
-                 ) -> np.ndarray:
+#: Rows of marginal queries between two looks at the deadline while a chunk's table is made.
+TABLE_BLOCK_ROWS = 1 << 16
+
+
+def _chunk_table(circuit: Circuit, plan: LatticePlan, prefix: tuple[int, ...], log_z: float,
+                 deadline: float | None = None) -> np.ndarray | None:
     """The chunk's table: P(remaining non-sensitive values, sensitive values, D) with the
-    prefix's values as evidence, C-order with ``D`` last (favourable first)."""
+    prefix's values as evidence, C-order with ``D`` last (favourable first). Made in blocks of
+    :data:`TABLE_BLOCK_ROWS` queries; None when ``deadline`` (a :func:`time.time` value)
+    passes first."""
     rest = plan.nonsensitive[plan.prefix:]
     axes = list(rest) + list(plan.sensitive)
     dims = [plan.cards[v] for v in axes] + [2]
@@ -281,7 +294,13 @@ def _chunk_table(circuit: Circuit, plan: LatticePlan, prefix: tuple[int, ...], l
     for i, v in enumerate(axes):
         rows[:, v] = grid[i]
     rows[:, plan.decision] = np.where(grid[-1] == 0, plan.favorable, 1 - plan.favorable)
-    return np.exp(log_marginals(circuit, rows) - log_z)
+    table = np.empty(len(rows))
+    for start in range(0, len(rows), TABLE_BLOCK_ROWS):
+        if deadline is not None and time.time() > deadline:
+            return None
+        block = slice(start, start + TABLE_BLOCK_ROWS)
+        table[block] = log_marginals(circuit, rows[block])
+    return np.exp(table - log_z)
 
 
 def _close_sensitive(plan: LatticePlan, table: np.ndarray, out: np.ndarray) -> None:
@@ -303,8 +322,10 @@ def _close_sensitive(plan: LatticePlan, table: np.ndarray, out: np.ndarray) -> N
 def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: LatticeQuery,
                log_z: float, batch: int = 2048, deadline: float | None = None,
                seed: ChunkResult | None = None) -> ChunkResult | None:
-    """Scan one chunk (see the module docstring); None when ``deadline`` (a ``time.time()``
-    value) passed first. ``circuit`` may be a :class:`Circuit` or its
+    """Scan one chunk (see the module docstring). When ``deadline`` (a ``time.time()`` value)
+    passes first, the chunk stops between two batches of leaves and returns what it found so
+    far, marked :attr:`ChunkResult.partial` (None if it passed before the chunk's table was
+    made). ``circuit`` may be a :class:`Circuit` or its
     :func:`pcfair.circuit.io.json_io.to_dict` form (for worker processes).
 
     ``seed``, the result of another chunk, raises the bars of the divergence heaps and the
@@ -326,7 +347,9 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
             return out
     if not isinstance(circuit, Circuit):
         circuit = _circuit_from_dict(circuit)
-    table = _chunk_table(circuit, plan, prefix, log_z)
+    table = _chunk_table(circuit, plan, prefix, log_z, deadline)
+    if table is None:
+        return None
     rest = plan.nonsensitive[plan.prefix:]
     cards = np.array([plan.cards[v] for v in rest], np.int64)
     strides = np.array([plan.strides[v] for v in rest], np.int64)
@@ -400,13 +423,24 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
         picked = np.full(len(pick_idx), np.nan)
     cell_combos = np.bincount(xy, minlength=plan.ext_size).astype(np.int64)
     cond, prob = np.zeros(plan.ext_size), np.zeros(plan.ext_size)
+    # the kernel's bundles (see score_leaves); the Pareto one is rebuilt as its front grows
+    combos = (plan.ext_size, xy, yy, off, cell_combos, mptr, midx, combo_loff, cond, prob)
+    thresholds = (deltas, THRESHOLD_ATOL, float(query.min_support))
+    totals = (counts, rare, defined, best, best_idx)
+    top = (top_vals, top_idx, top_pay, top_sizes)
+    div = (div_vals, div_idx, div_pay, div_sizes, div_floor)
+    listing = (query.listing, list_idx, list_score, list_p, list_div, list_len)
     leaves = 0
+    partial = False
     step = min(16, batch)  # small first batches: the Pareto filter learns its front early
+    # at most about 4 M patterns a batch (tens of milliseconds): the deadline is checked often
+    most = max(1, min(batch, (1 << 22) // max(n_combo, 1)))
     while True:
         if deadline is not None and time.time() > deadline:
-            return None
+            partial = True
+            break
         got = K.next_leaves(work, level_base, scratch, cards, strides, st, pos, ext2,
-                            leaf_ext, leaf_index, step, local_strides, leaf_local)
+                            leaf_ext, leaf_index, min(step, most), local_strides, leaf_local)
         step = min(2 * step, batch)
         if got == 0:
             break
@@ -414,15 +448,9 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
         if picking:
             K.pick_scores(leaf_ext, leaf_index, got, xy, yy, off, pick_keys, pick_idx, picked)
             continue
-        K.score_leaves(leaf_ext, leaf_index, got, plan.ext_size, xy, yy, off, cell_combos,
-                       cond, prob, mptr, midx,
-                       deltas, THRESHOLD_ATOL, float(query.min_support), counts, rare, defined,
-                       best, best_idx,
-                       top_vals, top_idx, top_pay, top_sizes,
-                       div_vals, div_idx, div_pay, div_sizes, div_floor,
-                       query.pareto, front_p, front_best, front_len, surv_p, surv_a, surv_s,
-                       surv_idx, surv_len, query.listing, list_idx, list_score, list_p,
-                       list_div, list_len, bits, leaf_local, combo_loff)
+        K.score_leaves((leaf_ext, leaf_index, got, leaf_local), combos, thresholds, totals,
+                       top, div, (query.pareto, front_p, front_best, front_len, surv_p,
+                                  surv_a, surv_s, surv_idx, surv_len), listing, bits)
         if query.pareto and surv_len.max() > 0:
             for d in range(nd):
                 m = surv_len[d]
@@ -447,7 +475,7 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
                                                     for v in plan.sensitive]))),
                       seconds=time.perf_counter() - t0,
                       bits=bits if query.summaries else None,
-                      picked=picked if picking else None)
+                      picked=picked if picking else None, partial=partial)
     if listed:
         out.listing = tuple(np.concatenate([part[i] for part in listed]) for i in range(4))
     return out
@@ -489,7 +517,7 @@ _NO_FRONT = (np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0))
 
 
 def final_front(candidates: tuple) -> tuple:
-    """The strict Pareto front (:func:`pcfair.patterns.dense.pareto_mask`) of merged
+    """The strict Pareto front (:func:`pcfair.patterns.summaries.pareto_mask`) of merged
     candidates ``(P(x, y), |Δ|, indices, Δ)``."""
     keep = pareto_mask(candidates[1], candidates[0], np.ones(len(candidates[0]), bool))
     return tuple(column[keep] for column in candidates)
@@ -576,7 +604,8 @@ class ScanResult:
 def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
          query: LatticeQuery, *, max_bytes: int = DEFAULT_MAX_BYTES, n_jobs: int = 1,
          executor=None, time_limit: float | None = None, progress: bool | None = None,
-         min_chunks: int = 1, sink=None, plan: LatticePlan | None = None) -> ScanResult:
+         min_chunks: int = 1, sink=None, plan: LatticePlan | None = None,
+         until_witness: bool = False, handover: float = 0.0) -> ScanResult:
     """Scan every pattern of ``circuit`` for ``query`` (see the module docstring).
 
     Chunks run serially, on ``n_jobs`` local processes, or on ``executor`` (any
@@ -587,6 +616,15 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     each chunk's listing (the arrays of :attr:`ChunkResult.listing`) as the chunk finishes,
     and the listing is not kept: a set of any size streams through bounded memory.
     ``plan`` (of an earlier scan of the same model) replaces the planning.
+    ``until_witness`` stops the scan at the first chunk that finds a pattern at the first
+    threshold (a certification's witness): the result is then complete for the question
+    "is there a pattern", not for the others.
+
+    A chunk stopped by the deadline keeps what it found (:attr:`ChunkResult.partial`): the
+    result holds it and is marked incomplete; ``stats`` counts the chunks done and partial.
+    ``handover`` (seconds per listed pattern, the caller's cost of handing one over) keeps
+    time for that within the time limit: chunks stop at half the time left, and no new
+    chunk starts once the listing's hand-over would take the rest.
 
     With ``query.summaries`` the result holds the summaries' bitmap (:attr:`ScanResult.bits`,
     see :func:`summary_bytes`); with ``query.points`` their scores (:attr:`ScanResult.picked`).
@@ -619,16 +657,24 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     chunks = plan.chunks()
     results: list[ChunkResult] = []
     deadline = deadline_from(time_limit)
+    chunk_deadline = deadline
+    if handover and query.listing and deadline is not None:
+        chunk_deadline = time.time() + 0.5 * max(0.0, deadline - time.time())
     # worker processes get the circuit as plain data; in-process chunks share the object
     model = to_dict(circuit) if parallel else circuit
-    tasks = [(model, plan, prefix, query, log_z, 2048, deadline) for prefix in chunks]
+    tasks = [(model, plan, prefix, query, log_z, 2048, chunk_deadline) for prefix in chunks]
     fixed = {v: i for i, v in enumerate(plan.nonsensitive[: plan.prefix])}
     sub_shape = [n for v, n in zip(plan.features, plan.shape) if v not in fixed]
 
-    def collect(index: int, part: ChunkResult | None) -> None:
+    partial = []
+    listed = [0]
+
+    def collect(index: int, part: ChunkResult | None) -> bool:
         nonlocal bits
-        if part is None:  # the chunk met the deadline
-            return
+        if part is None:  # the chunk met the deadline before its table was made
+            return False
+        if part.partial:
+            partial.append(index)
         if part.bits is not None and grid is None:
             bits = part.bits
         elif part.bits is not None:  # its disjoint part of the bitmap
@@ -640,17 +686,23 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
             found = ~np.isnan(part.picked)
             picked[found] = part.picked[found]
             part.picked = None
+        listed[0] += len(part.listing[0])
         if sink is not None and query.listing:
             sink(part.listing)
             part.listing = ChunkResult(counts=part.counts).listing
         results.append(part)
+        if handover and deadline is not None and \
+                listed[0] * handover >= deadline - time.time():
+            return True  # what is listed takes the time left to hand over
+        return until_witness and bool(part.counts[0] > 0)
 
     first = 0
     if (query.k_div or query.pareto) and query.points is None and len(chunks) > 1:
         # a pilot: the chunk of the prefix's absent states (the most probable patterns, the
         # largest divergences) runs here first, and seeds the others' heaps and fronts
         found: list = []
-        map_chunks(scan_chunk, [(circuit, plan, chunks[0], query, log_z, 2048, deadline)],
+        map_chunks(scan_chunk, [(circuit, plan, chunks[0], query, log_z, 2048,
+                                 chunk_deadline)],
                    lambda i, part: found.append(part), progress=progress,
                    time_limit=_seconds_left(deadline), desc="lattice pilot chunk")
         pilot = found[0] if found else None
@@ -662,13 +714,14 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     run = map_chunks(scan_chunk, tasks[first:], lambda i, part: collect(i + first, part),
                      executor=executor, n_jobs=n_jobs, time_limit=_seconds_left(deadline),
                      progress=progress, desc="lattice chunks")
-    complete = run.complete and len(results) == len(chunks)
+    witness = until_witness and any(r.counts[0] > 0 for r in results)
+    complete = witness or (run.complete and len(results) == len(chunks) and not partial)
     if query.summaries and bits is None:  # the one chunk met the deadline: nothing known
         bits = np.zeros(plan.num_points, summary_word(len(query.deltas)))
     merged = merge(results, query)
     stats = {"lattice_points": plan.num_points, "defined_patterns": merged.defined,
-             "chunks": len(chunks),
-             "chunks_done": len(results), "seconds": time.perf_counter() - t0,
+             "chunks": len(chunks), "chunks_done": len(results) - len(partial),
+             "chunks_partial": len(partial), "seconds": time.perf_counter() - t0,
              "chunk_bytes": plan.chunk_bytes()}
     return ScanResult(merged, complete, plan, stats, bits, picked)
 
@@ -679,7 +732,7 @@ def _seconds_left(deadline: float | None) -> float | None:
 
 def summary_bytes(plan: LatticePlan, n_deltas: int) -> int | None:
     """Bytes of the summaries' bitmap for ``n_deltas`` thresholds (one word a lattice point,
-    :func:`pcfair.patterns.dense.summary_word`); None beyond 15 thresholds."""
+    :func:`pcfair.patterns.summaries.summary_word`); None beyond 15 thresholds."""
     word = summary_word(n_deltas)
     return None if word is None else plan.num_points * word.itemsize
 
@@ -717,30 +770,77 @@ def _axis_cards(plan: LatticePlan) -> tuple[int, ...]:
     return tuple(plan.cards[v] for v in plan.features)
 
 
-def estimate(circuit: Circuit, decision: int, favorable: int, sensitive: list[int], *,
-             max_bytes: int = DEFAULT_MAX_BYTES, probe_chunks: int = 2) -> dict:
-    """Estimated time and memory of a full scan, measured on a few small chunks.
+def probe_rate(circuit: Circuit, plan: LatticePlan, query: LatticeQuery, log_z: float, *,
+               seconds: float = 0.25, points: int = 1 << 20) -> float:
+    """Patterns a second one process scans for ``query``, measured on a few chunks.
 
-    The lattice is split finely (every chunk holds the same number of patterns), a first
-    chunk compiles and warms the kernels, and ``probe_chunks`` more, spread over the lattice,
-    are timed; their rate is extrapolated to every pattern. Returns a dict with
-    ``lattice_points``, ``chunks`` and ``chunk_bytes`` (of the plan a scan would use),
-    ``summary_bytes`` (the bitmap of maximal/minimal patterns at 3 thresholds,
+    A chunk has a fixed cost (its set-up, in Python) and a cost per pattern (its table of
+    marginal queries, the walk, the scoring), so the rate is measured on chunks as large as
+    the probe affords: it starts at chunks of at most about ``points`` patterns (a deeper
+    prefix than ``plan``'s), then, while a chunk takes under 30 ms and the next coarser split
+    (one prefix axis fewer, never coarser than ``plan``) is predicted to take under a fifth of
+    ``seconds``, moves to it. At the size reached it scans chunks at prefixes drawn at random
+    (seeded) until ``seconds`` have passed (at least one), and returns their patterns over
+    their time. A first chunk loads the compiled kernels and is not timed. The prefixes are
+    never listed, so this costs the same on any lattice.
+    """
+    cards = [plan.cards[v] + 1 for v in plan.nonsensitive]
+    per, depth = float(plan.num_points), 0
+    while depth < len(cards) and per > points:
+        per /= cards[depth]
+        depth += 1
+    depth = max(depth, plan.prefix)
+    rng = np.random.default_rng(0)
+    query = LatticeQuery(deltas=query.deltas, min_support=query.min_support,
+                         k_top=query.k_top, k_div=query.k_div, pareto=query.pareto)
+
+    def timed(depth: int) -> tuple[float, float]:
+        """Seconds and patterns of one chunk at a random prefix of ``depth`` axes."""
+        probe = _replace(plan, depth)
+        prefix = tuple(int(rng.integers(0, c)) for c in cards[:depth])
+        t0 = time.perf_counter()
+        scan_chunk(circuit, probe, prefix, query, log_z)
+        return time.perf_counter() - t0, probe.num_points / probe.num_chunks
+
+    timed(depth)  # load the kernels
+    t_start = time.perf_counter()
+    spent, size = timed(depth)
+    while spent < 0.03 and depth > plan.prefix and spent * cards[depth - 1] < seconds / 5:
+        depth -= 1
+        spent, size = timed(depth)
+    done, total = size, spent
+    while time.perf_counter() - t_start < seconds:
+        spent, size = timed(depth)
+        done, total = done + size, total + spent
+    return done / max(total, 1e-9)
+
+
+def estimate(circuit: Circuit, decision: int, favorable: int, sensitive: list[int], *,
+             max_bytes: int = DEFAULT_MAX_BYTES, query: LatticeQuery | None = None,
+             seconds: float = 0.25) -> dict:
+    """Estimated time and memory of a full scan for ``query`` (default: a certification),
+    from :func:`probe_rate` (about ``seconds`` of small chunks).
+
+    Returns a dict with ``lattice_points``, ``chunks`` and ``chunk_bytes`` (of the plan a scan
+    would use), ``summary_bytes`` (the bitmap of maximal/minimal patterns at 3 thresholds,
     :func:`summary_bytes`), ``points_per_second`` and ``estimated_seconds`` (one process).
+    Raises :class:`~pcfair.errors.LatticeTooLarge` when one chunk does not fit ``max_bytes``.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> est = estimate(pc, 0, 1, [1], seconds=0.01)
+    >>> est["lattice_points"], est["estimated_seconds"] > 0
+    (5, True)
     """
     require_tractable_marginals(circuit)
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
     plan = make_plan(circuit, decision, favorable, sensitive, max_bytes)
-    probe = make_plan(circuit, decision, favorable, sensitive, max_bytes, min_chunks=4096)
-    chunks = probe.chunks()
-    picks = [chunks[int(i)] for i in np.linspace(0, len(chunks) - 1, probe_chunks + 1)]
-    query = LatticeQuery(deltas=(0.0,))
-    scan_chunk(circuit, probe, picks[0], query, log_z)  # compile and warm up
-    t0 = time.perf_counter()
-    for prefix in picks[1:]:
-        scan_chunk(circuit, probe, prefix, query, log_z)
-    rate = probe_chunks * probe.num_points / len(chunks) / max(time.perf_counter() - t0, 1e-9)
-    return {"lattice_points": plan.num_points, "chunks": len(plan.chunks()),
+    query = LatticeQuery(deltas=(0.0,), k_top=1) if query is None else query
+    rate = probe_rate(circuit, plan, query, log_z, seconds=seconds)
+    return {"lattice_points": plan.num_points, "chunks": plan.num_chunks,
             "chunk_bytes": plan.chunk_bytes(), "summary_bytes": summary_bytes(plan, 3),
-            "points_per_second": rate,
-            "estimated_seconds": plan.num_points / rate}
+            "points_per_second": rate, "estimated_seconds": plan.num_points / rate}

@@ -63,10 +63,10 @@ from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
 from pcfair.patterns.bounds import NaiveBayesBound
-from pcfair.patterns.compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
+from pcfair.patterns._compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
                                       check_request, drive)
 from pcfair.patterns.scores import log_normalizer
-from pcfair.patterns.search import SearchOptions, SearchResult, search_order
+from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
 
 #: The modes :func:`nb_search` runs (``search``'s ``"pareto"`` and ``"extension"`` are not).
 NB_MODES = COMPILED_MODES
@@ -237,13 +237,12 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     frames = np.zeros((n + 1, K.N_F))
     fint = np.zeros((n + 1, 2), np.int64)
 
+    model = (card, is_sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf,
+             s_lo_suf, s_hi_suf, sens_left)
+
     def step(budget: int) -> int:
-        b = buf
-        return K.run(card, is_sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf,
-                     t_hi_suf, s_lo_suf, s_hi_suf, sens_left, params, iparams, b.ctrl,
-                     b.fbest, frames, fint, b.code, b.cn, b.cur, b.c_role, b.c_val, b.c_score,
-                     b.c_p, b.c_div, b.c_aux, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd, b.hx,
-                     b.os_, b.op, b.ox, budget)
+        return K.run(model, params, iparams, frames, fint, buf.walk(), buf.top(), buf.found(),
+                     budget)
 
     drive(step, buf, res, deadline, progress, "branch and bound (compiled)")
     res.seconds = time.perf_counter() - t0

@@ -28,15 +28,9 @@ from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import peek, remember
 from pcfair.inference.gradients import GradientPlan, SoftmaxParameters, structure_key
-from pcfair.patterns.api import (
-    RANKS,
-    Certificate,
-    Pattern,
-    PatternSet,
-    _resolve,
-    certify,
-    find_patterns,
-)
+from pcfair.patterns._arguments import RANKS, resolve_problem
+from pcfair.patterns.api import certify, find_patterns
+from pcfair.patterns.results import Certificate, Pattern, PatternSet
 from pcfair.patterns.scores import pattern_evidence
 
 
@@ -139,7 +133,7 @@ class OracleResult:
     ``fair`` is True only when a complete certification run found no pattern (then
     ``certificate`` holds it), False when patterns were found (``constraints`` holds the top-k
     as constraints), None when an incomplete run found none. ``count`` is the number of all
-    discrimination patterns when they were counted (dense engine), else None.
+    discrimination patterns when they were counted (lattice engine), else None.
     """
 
     fair: bool | None
@@ -185,16 +179,16 @@ class DiscriminationOracle:
     rank_by : {"divergence", "discrimination"}, default "divergence"
         Which patterns count as the most violating (see :func:`pcfair.find_patterns`).
     k : int, default 10
-    engine : {"auto", "dense", "search"}
+    engine : {"auto", "lattice", "search"}
     time_limit : float, optional
         Seconds for each search-engine run (top-k and certification); a stopped run is
         incomplete and never certifies.
     favorable : value, default 1
     count_patterns : bool, default False
-        Also count all discrimination patterns when the dense engine runs (one more lattice
+        Also count all discrimination patterns when the lattice engine runs (one more lattice
         pass; ``OracleResult.count``).
     max_bytes : int
-        Memory budget of the dense engine.
+        Memory budget of the lattice engine.
 
     Notes
     -----
@@ -261,7 +255,8 @@ class DiscriminationOracle:
     def __call__(self, circuit: Circuit) -> OracleResult:
         """Find the top-k violations of ``circuit`` (or certify that there are none)."""
         t0 = time.perf_counter()
-        _, d, fav, _ = _resolve(circuit, self.decision, self.sensitive, self.favorable, self.delta)
+        problem = resolve_problem(circuit, self.decision, self.sensitive, self.favorable)
+        d, fav = problem.d, problem.fav
         found = find_patterns(circuit, self.decision, self.sensitive, self.delta, kind="topk",
                               k=self.k, rank_by=self.rank_by, favorable=self.favorable,
                               engine=self.engine, time_limit=self.time_limit,
@@ -276,9 +271,9 @@ class DiscriminationOracle:
                               _scores=PatternScores(params, d, fav, [(x, y)]))
             for p, (x, y) in zip(found, index_form)]
         count = None
-        if self.count_patterns and found.engine == "dense":
+        if self.count_patterns and found.engine == "lattice":
             count = find_patterns(circuit, self.decision, self.sensitive, self.delta,
-                                  favorable=self.favorable, engine="dense", count_only=True,
+                                  favorable=self.favorable, engine="lattice", count_only=True,
                                   max_bytes=self.max_bytes).count
         certificate = None
         if constraints:

@@ -15,28 +15,28 @@ from __future__ import annotations
 
 import multiprocessing
 import time
+from collections.abc import Callable
 
 import numpy as np
 
-from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import from_dict, to_dict
-from pcfair.inference.quotient import self_plan
-from pcfair.patterns.bounds import TreeBound
+from pcfair.errors import OptionError
 from pcfair.patterns.executors import deadline_from, map_chunks, resolve_n_jobs
 from pcfair.patterns.scores import pattern_divergences
-from pcfair.patterns.search import SearchOptions, SearchResult, pattern_key, search, search_order
+from pcfair.patterns.search_types import SearchResult, pattern_key, search_order
 
 
-def _share(data, d: int, fav: int, sensitive: list[int], delta: float,
+def _share(runner: Callable, data, d: int, fav: int, sensitive: list[int], delta: float,
            deadline_wall: float | None, kwargs: dict) -> SearchResult:
-    """One share of the search. ``deadline_wall`` is a ``time.time()`` value (comparable across
-    processes); :func:`search` wants a ``time.perf_counter()`` one, of this process. A deadline
-    already past stops the search at its root: incomplete, never "fair"."""
+    """One share of the search, run by ``runner`` (a search function defined at the top level
+    of a module, so that it pickles by name). ``deadline_wall`` is a ``time.time()`` value
+    (comparable across processes); the searches want a ``time.perf_counter()`` one, of this
+    process. A deadline already past stops the search at its root: incomplete, never "fair"."""
     circuit = data if isinstance(data, Circuit) else from_dict(data)
     deadline = (None if deadline_wall is None
                 else time.perf_counter() + (deadline_wall - time.time()))
-    return search(circuit, d, fav, sensitive, delta, deadline=deadline, **kwargs)
+    return runner(circuit, d, fav, sensitive, delta, deadline=deadline, **kwargs)
 
 
 def merge_patterns(circuit: Circuit, d: int, fav: int, parts: list[SearchResult], mode: str,
@@ -62,14 +62,15 @@ def merge_patterns(circuit: Circuit, d: int, fav: int, parts: list[SearchResult]
     return items
 
 
-def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
-                    n_jobs: int = 1, mode: str = "all", k: int = 10,
+def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensitive: list[int],
+                    delta: float, *, n_jobs: int = 1, mode: str = "all", k: int = 10,
                     rank_by: str = "discrimination", time_limit: float | None = None,
-                    assume_deterministic: bool = False, progress: bool | None = None,
-                    options: SearchOptions = SearchOptions(), executor=None,
-                    min_support: float = 0.0) -> SearchResult:
-    """:func:`search` split into disjoint shares run on ``n_jobs`` local processes (``-1``:
-    every core) or on ``executor`` (see :func:`pcfair.patterns.executors.map_chunks`).
+                    progress: bool | None = None, executor=None, min_support: float = 0.0,
+                    ordering: str = "influence", **options) -> SearchResult:
+    """The search ``runner`` (:func:`pcfair.patterns.search.search` or a compiled search that
+    takes a ``partition``) split into disjoint shares run on ``n_jobs`` local processes
+    (``-1``: every core) or on ``executor`` (see :func:`pcfair.patterns.executors.map_chunks`);
+    ``options`` are passed to every share as they are.
 
     Every share walks the few nodes above a split depth (chosen so there are at least 16
     subtrees per worker) and then only the subtrees that hash to it, so the shares are disjoint
@@ -77,10 +78,8 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     shares prune with their own thresholds (sound: each keeps its share's best), so the merge
     is exact. ``"first"`` stops the others once one share has a witness. Workers start by
     loading the circuit and the compiled kernels (about a second), so this pays for searches
-    that take longer than that. On tree models each share is the compiled tree search
-    (:func:`pcfair.patterns.tree_search.tree_search` with its ``partition``); a naive Bayes
-    runs the compiled naive-Bayes search in this process, which is faster than starting
-    workers.
+    that take longer than that. Which search runs is the engine table's choice
+    (:mod:`pcfair.patterns.engines`).
 
     ``time_limit`` is a wall-clock bound from this call, starting the workers included: at the
     deadline the shares stop themselves and report what they have (the run waits a grace of
@@ -91,28 +90,17 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     if mode == "extension":
         raise OptionError("the extension mode is not split across processes")
     deadline_wall = deadline_from(time_limit)
-    kwargs = {"mode": mode, "k": k, "rank_by": rank_by, "min_support": min_support,
-              "assume_deterministic": assume_deterministic, "options": options}
+    kwargs = {"mode": mode, "k": k, "rank_by": rank_by, "min_support": min_support, **options}
     workers = resolve_n_jobs(n_jobs) if executor is None else 2
-    from pcfair.patterns.naive_bayes_search import NB_MODES, NaiveBayesTables
-
-    if (options.compiled and mode in NB_MODES and options.naive_bayes_bound
-            and options.bound in ("auto", "naive_bayes")
-            and NaiveBayesTables.from_circuit(circuit, d, fav) is not None):
-        # the compiled naive-Bayes search takes less time than starting workers
-        return search(circuit, d, fav, sensitive, delta, time_limit=time_limit,
-                      progress=progress, **kwargs)
+    order = search_order(circuit, d, fav, sensitive, ordering)
     if workers <= 1 and executor is None:
-        return search(circuit, d, fav, sensitive, delta, time_limit=time_limit,
-                      progress=progress, **kwargs)
+        return runner(circuit, d, fav, sensitive, delta, time_limit=time_limit,
+                      progress=progress, order=order, **kwargs)
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         # a spawned worker re-running a script without the guard: end it quietly (no
         # traceback per worker); the parent runs the shares itself and warns
         raise SystemExit(1)
     t0 = time.perf_counter()
-    if options.bound == "quotient" or TreeBound.from_circuit(circuit, d, fav) is None:
-        self_plan(circuit, assume_deterministic)  # refuse unsuitable circuits before spawning
-    order = search_order(circuit, d, fav, sensitive, options.ordering)
     card = circuit.variables.cardinalities
     sens = set(sensitive)
     split, width = 0, 1
@@ -121,7 +109,7 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
         width *= (2 * int(card[v]) + 1) if v in sens else (int(card[v]) + 1)
         split += 1
     data = to_dict(circuit)
-    tasks = [(data, d, fav, sensitive, delta, deadline_wall,
+    tasks = [(runner, data, d, fav, sensitive, delta, deadline_wall,
               {**kwargs, "progress": False, "order": order, "partition": (w, workers, split)})
              for w in range(workers)]
     parts: list[SearchResult] = []
@@ -135,7 +123,8 @@ def parallel_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], de
     grace = None if time_limit is None else time_limit + min(1.0, 0.05 * float(time_limit))
     run = map_chunks(_share, tasks, collect, executor=executor, n_jobs=workers,
                      time_limit=grace, progress=progress, desc="search shares")
-    res = SearchResult(order=order)
+    res = SearchResult(order=order, bound=parts[0].bound if parts else "",
+                       compiled=bool(parts) and parts[0].compiled)
     res.complete = (run.complete and not run.stopped_early and len(parts) == workers
                     and all(p.complete for p in parts))
     for p in parts:

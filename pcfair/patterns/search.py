@@ -52,114 +52,35 @@ import bisect
 import contextlib
 import heapq
 import math
-import sys
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.errors import OptionError
-from pcfair.inference.marginals import log_marginals
+from pcfair._progress import progress_bar
 from pcfair.patterns.bounds import select_bound
+from pcfair.patterns.results import HANDOVER_SECONDS
+from pcfair.patterns.sampling import sample_search
 from pcfair.patterns.scores import (
     THRESHOLD_ATOL,
     ScoredPattern,
     discriminates,
-    log_normalizer,
     pattern_divergences,
     pattern_marginals,
 )
-
-MODES = ("all", "first", "topk", "pareto", "extension")
-
-
-@dataclass(frozen=True)
-class SearchOptions:
-    """Switches for the search's improvements (see the module docstring)."""
-
-    ordering: str = "influence"  # or "index": sensitive first, then the circuit's order
-    share_bounds: bool = True
-    best_first: bool = True
-    seed_runs: int = 20  # sampling-miner runs whose patterns pre-fill a top-k (0: off)
-    naive_bayes_bound: bool = True  # the coupled bound when the circuit is naive Bayes in D
-    # the pruning bound (pcfair.patterns.bounds): "auto" the tightest that applies, or
-    # "quotient", "naive_bayes", "tree" forced
-    bound: str = "auto"
-    # run the compiled search (naive Bayes, tree models) where one applies: the same answers
-    # and bound, no per-node Python
-    compiled: bool = True
-
-
-#: The paper's search: file order, no shared bounds, children in generation order, no seeding,
-#: the quotient bound only.
-PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False, seed_runs=0,
-                      naive_bayes_bound=False, bound="quotient")
-
-
-@dataclass
-class SearchResult:
-    """Patterns found (:class:`~pcfair.patterns.scores.ScoredPattern`), plus statistics;
-    ``best`` is the largest ``|Δ|`` among the patterns the run scored (a lower bound on the
-    model's largest)."""
-
-    patterns: list = field(default_factory=list)
-    complete: bool = True
-    nodes: int = 0
-    bounds: int = 0
-    pruned: int = 0
-    seconds: float = 0.0
-    order: list = field(default_factory=list)
-    best: float = 0.0
-    bound: str = ""  # the pruning bound used (pcfair.patterns.bounds)
-    compiled: bool = False  # run by a compiled search (pcfair.patterns.compiled)
+from pcfair.patterns.search_types import (
+    MODES,
+    SearchOptions,
+    SearchResult,
+    pattern_key,
+    search_order,
+)
 
 
 class _Stop(Exception):
     """Raised inside the recursion to end the search (first witness, or the time limit)."""
-
-
-def progress_bar(progress: bool | None, desc: str):
-    """A tqdm counter, shown when ``progress`` is True, or None and stderr is a terminal."""
-    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets inside notebooks
-
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    return tqdm(desc=desc, unit=" nodes", disable=not show, mininterval=0.5)
-
-
-def decision_information(circuit: Circuit, d: int, variables: list[int]) -> np.ndarray:
-    """Mutual information ``I(V; D)`` (nats) under the circuit for each variable ``V``."""
-    card = circuit.variables.cardinalities
-    out = np.zeros(len(variables))
-    for j, v in enumerate(variables):
-        k = int(card[v])
-        rows = np.full((2 * k, circuit.num_variables), -1, np.int32)
-        rows[:, v] = np.repeat(np.arange(k), 2)
-        rows[:, d] = np.tile([0, 1], k)
-        lp = log_marginals(circuit, rows)
-        top = log_normalizer(float(lp.max()))  # refuses a circuit of mass zero
-        joint = np.exp(lp - top).reshape(k, 2)  # any constant factor cancels here
-        joint /= joint.sum()
-        indep = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True)
-        pos = joint > 0
-        out[j] = float(np.sum(joint[pos] * np.log(joint[pos] / indep[pos])))
-    return out
-
-
-def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
-                 ordering: str = "influence") -> list[int]:
-    """The variable order: sensitive variables first, then the others; within each group by
-    decreasing mutual information with the decision (``"influence"``) or by index."""
-    sens = sorted(set(sensitive))
-    rest = [v for v in range(circuit.num_variables) if v != d and v not in set(sens)]
-    if ordering == "index":
-        return sens + rest
-    if ordering != "influence":
-        raise OptionError(f"ordering must be 'influence' or 'index', not {ordering!r}")
-    info = decision_information(circuit, d, sens + rest)
-    key = dict(zip(sens + rest, info))
-    return (sorted(sens, key=lambda v: -key[v]) + sorted(rest, key=lambda v: -key[v]))
 
 
 class _Front:
@@ -252,29 +173,6 @@ def divergence_bound(p_xy: float, a_min: float, a_max: float, r_min: float, r_ma
     return p_xy * best * (1.0 + 1e-9)
 
 
-def pattern_key(x: dict, y: dict) -> tuple:
-    """A hashable key of a pattern (index form)."""
-    return tuple(sorted(x.items())), tuple(sorted(y.items()))
-
-
-def compiled_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float,
-                    **kwargs) -> SearchResult | None:
-    """The compiled search that applies to ``circuit`` (``kwargs`` as :func:`search` takes
-    them, without ``start``), or None: the naive-Bayes search, where every
-    quantity is incremental and the bound O(1)
-    (:func:`~pcfair.patterns.naive_bayes_search.search_naive_bayes`; not for a ``partition``),
-    else the tree search (:func:`~pcfair.patterns.tree_search.search_tree`)."""
-    from pcfair.patterns.naive_bayes_search import search_naive_bayes
-    from pcfair.patterns.tree_search import search_tree
-
-    require_tractable_marginals(circuit)
-    for run in (search_naive_bayes, search_tree):
-        res = run(circuit, d, fav, sensitive, delta, **kwargs)
-        if res is not None:
-            return res
-    return None
-
-
 def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
            mode: str = "all", k: int = 10, rank_by: str = "discrimination",
            time_limit: float | None = None, deadline: float | None = None,
@@ -294,10 +192,11 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     ``"divergence"``), ``"pareto"`` (the strict Pareto front of the patterns, by |Δ| and
     P(x, y)), ``"extension"`` (is some strict extension of ``start`` in ``member``, a set of
     :func:`pattern_key`: stops at the first). ``start`` begins the search at a pattern
-    (its extensions only). ``progress`` shows a counter of visited nodes (default: when stderr
-    is a terminal). Where a compiled search applies (:func:`compiled_search`; not with
-    ``start``) and ``options.compiled`` is on, it answers instead. ``deadline`` (a
-    ``time.perf_counter`` value) overrides ``time_limit``.
+    (its extensions only). ``progress`` shows a counter of visited nodes (default: when the
+    user can see it, :func:`pcfair._progress.show_progress`). ``deadline`` (a
+    ``time.perf_counter`` value) overrides ``time_limit``. This is the search in Python, for
+    every bound and mode; the engine table (:mod:`pcfair.patterns.engines`) runs a compiled
+    search instead where one applies (``options.compiled``).
     ``partition = (w, n, depth)``: explore only the subtrees below ``depth`` whose node hashes
     to ``w`` modulo ``n`` (one worker's share; see :func:`pcfair.patterns.parallel.parallel_search`).
     """
@@ -305,13 +204,6 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         raise OptionError(f"mode must be one of {MODES}, not {mode!r}")
     if rank_by not in ("discrimination", "divergence"):
         raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
-    if options.compiled and start is None:
-        fast = compiled_search(circuit, d, fav, sensitive, delta, mode=mode, k=k,
-                               rank_by=rank_by, time_limit=time_limit, deadline=deadline,
-                               options=options, order=order, min_support=min_support,
-                               progress=progress, partition=partition)
-        if fast is not None:
-            return fast
     require_tractable_marginals(circuit)
     bound = select_bound(circuit, d, fav, options.bound, naive_bayes=options.naive_bayes_bound,
                          assume_deterministic=assume_deterministic, share=options.share_bounds)
@@ -400,7 +292,9 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         res.nodes += 1
         if res.nodes % 256 == 0:
             bar.update(256)
-        if deadline is not None and time.perf_counter() > deadline:
+        # stop early enough to hand over what was found within the deadline
+        if deadline is not None and \
+                time.perf_counter() + HANDOVER_SECONDS * len(res.patterns) > deadline:
             res.complete = False
             raise _Stop
         if depth == len(order):
@@ -433,8 +327,6 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         visit(x, y, depth + 1, p_xy)
 
     if mode == "topk" and options.seed_runs > 0 and start is None:
-        from pcfair.patterns.sampling import sample_search
-
         budget = None if deadline is None else max(0.0, 0.1 * (deadline - time.perf_counter()))
         found = sample_search(circuit, d, fav, sensitive, delta, runs=options.seed_runs,
                               time_limit=budget, memo=True, random_state=0).found

@@ -48,9 +48,9 @@ from pcfair.errors import OptionError
 from pcfair.patterns import _bound_kernels as BK
 from pcfair.patterns import _tree_search_kernels as K
 from pcfair.patterns.bounds import TreeBound
-from pcfair.patterns.compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
+from pcfair.patterns._compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
                                       check_request, drive)
-from pcfair.patterns.search import SearchOptions, SearchResult, search_order
+from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
 
 
 def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
@@ -119,13 +119,13 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, th1, th0, tb.ch_ptr,
              tb.ch_idx, tb.moff, tb.log_prior)
 
+    positions = (pos_var, is_sens, free_st, sens_left)
+    state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)
+    work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty)
+
     def step(budget: int) -> int:
-        b = buf
-        return K.run(pos_var, is_sens, free_st, sens_left, *model, params, iparams, st, val,
-                     obs_a, obs_b, scratch, b.ctrl, b.fbest, fa, fp, fint, b.code, b.cn, b.cur,
-                     b.c_role, b.c_val, b.c_score, b.c_p, b.c_div, b.c_aux, msg, has_ev, tmp,
-                     box, imp, lm, flags, out, dirty, b.heap, b.hk, b.hc, b.hs, b.hp, b.hd,
-                     b.hx, b.os_, b.op, b.ox, budget)
+        return K.run(model, positions, params, iparams, state, work, buf.walk(), buf.top(),
+                     buf.found(), budget)
 
     drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)")
     res.seconds = time.perf_counter() - t0

@@ -93,13 +93,13 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
         Also write the document there. For markdown, the figures are saved as PNG files in
         ``<out stem>_files/`` beside it and referenced; without ``out`` markdown has captions
         only.
-    engine : {"auto", "dense", "search"}
+    engine : {"auto", "lattice", "search"}
         Engine of every exact query (``"auto"``: dense when its tables fit, else branch and
         bound). What the chosen engine cannot produce (e.g. summaries from the search engine)
         is reported as unavailable, with the engine's reason.
     time_limit : float, optional
         Seconds for each branch-and-bound run (certificate, each count, each table). None: no
-        limit, which on circuits too large for the dense engine can take very long.
+        limit, which on circuits too large for the lattice engine can take very long.
     sampled : PatternSet or int, optional
         A run of :func:`pcfair.sample_patterns` to show beside the exact results, or a number
         of sampling runs to make (seeded by ``random_state``).

@@ -234,16 +234,17 @@ def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, ru
     """A uniform random sample of the discrimination patterns of a set too large to list:
     read straight from the lattice engine's listing arrays (listing millions of patterns as
     objects would take minutes)."""
-    from pcfair.patterns.api import _resolve
+    from pcfair.patterns._arguments import resolve_problem
     from pcfair.patterns.lattice import LatticeQuery, scan
 
-    pc, d, fav, sens = _resolve(pc, decision, sensitive, favorable, delta)
+    problem = resolve_problem(pc, decision, sensitive, favorable)
+    pc, d, fav, sens = problem.pc, problem.d, problem.fav, problem.sens
     run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), listing=True,
                                               min_support=run_on["min_support"]),
                n_jobs=run_on["n_jobs"], executor=run_on["executor"])
     _, score, prob, _ = run.result.listing
     pick = np.sort(rng.choice(len(score), size=min(max_points, len(score)), replace=False))
-    return FrontPoints(prob[pick], np.abs(score[pick]), len(score), run.complete, "dense",
+    return FrontPoints(prob[pick], np.abs(score[pick]), len(score), run.complete, "lattice",
                        max_points)
 
 
@@ -256,7 +257,7 @@ def _listed_points(ps, max_points: int) -> FrontPoints:
 
 def _sampled(pc, decision, sensitive, delta, favorable, sampled, random_state, tables):
     from pcfair.patterns import sample_patterns
-    from pcfair.patterns.dense import pareto_mask
+    from pcfair.patterns.summaries import pareto_mask
 
     if not hasattr(sampled, "patterns"):
         sampled = sample_patterns(pc, decision, sensitive, delta, favorable=favorable,
@@ -334,7 +335,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
                                      **kw)
 
     tables = {key: _table(key, query(key), max_patterns_per_table) for key in TABLES}
-    dense = cert.engine == "dense"
+    dense = cert.engine == "lattice"
     counts = (_counts_dense(pc, decision, sensitive, all_deltas, favorable, run_on) if dense
               else None)
     # a dense set too large to list is sampled from the lattice; anything else is listed

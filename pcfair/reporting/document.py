@@ -155,7 +155,7 @@ def _model(c: ReportContent) -> Section:
         (name, roles.get(name, "feature"), ", ".join(str(v) for v in dom))
         for name, dom in zip(pc.variables.names, pc.variables.domains)))
     blocks = [Paragraph("The branch-and-bound engine needs a deterministic, "
-                        "structured-decomposable circuit; the dense engine needs only a smooth "
+                        "structured-decomposable circuit; the lattice engine needs only a smooth "
                         "and decomposable one whose table of all patterns fits in memory."),
               size, props]
     if rep.problems:

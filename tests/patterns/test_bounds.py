@@ -22,7 +22,8 @@ from pcfair.learn.clt import TreeStructure, compile_tree
 from pcfair.patterns import certify, find_patterns
 from pcfair.patterns.bounds import (NaiveBayesBound, QuotientBound, TreeBound, coupled_bound,
                                     select_bound)
-from pcfair.patterns.search import SearchOptions, search
+from pcfair.patterns.search import search
+from pcfair.patterns.search_types import SearchOptions
 
 TOL = 1e-9
 
@@ -409,14 +410,14 @@ def test_search_with_the_tree_bound_agrees_with_the_dense_engine(seed, n, zeros)
     pc = random_tan(rng, cards, zeros=zeros, tiny=not zeros)
     names = list(pc.names)
     sens = names[1: 1 + max(1, (n - 1) // 2)]
-    dense = find_patterns(pc, "x0", sens, 0.0, kind="topk", k=5, engine="dense")
+    dense = find_patterns(pc, "x0", sens, 0.0, kind="topk", k=5, engine="lattice")
     tree = find_patterns(pc, "x0", sens, 0.0, kind="topk", k=5, engine="search",
                          search_options=SearchOptions(bound="tree", seed_runs=0))
     np.testing.assert_allclose([p.abs_score for p in tree], [p.abs_score for p in dense],
                                atol=1e-9)
     by_div = [find_patterns(pc, "x0", sens, 0.01, kind="topk", k=3, rank_by="divergence",
                             engine=e, search_options=SearchOptions(bound="tree", seed_runs=0))
-              for e in ("dense", "search")]
+              for e in ("lattice", "search")]
     np.testing.assert_allclose([p.divergence for p in by_div[1]],
                                [p.divergence for p in by_div[0]], rtol=1e-7, atol=1e-12)
     top = dense[0].abs_score if len(dense) else 0.0

@@ -14,8 +14,9 @@ import pcfair
 from pcfair.circuit import CircuitBuilder
 from pcfair.errors import NumericalError, StructureError
 from pcfair.patterns import certify, find_patterns, pattern_census, sample_patterns
-from pcfair.patterns.dense import pareto_mask
-from pcfair.patterns.search import PAPER, SearchOptions, divergence_bound
+from pcfair.patterns.summaries import pareto_mask
+from pcfair.patterns.search import divergence_bound
+from pcfair.patterns.search_types import PAPER, SearchOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPAS = ROOT / "circuits" / "compas_clt.json"
@@ -74,20 +75,20 @@ def brute_force(pc, decision, sensitive, delta):
 
 # ------------------------------------------------------------------------ 1. normalisation
 @pytest.mark.parametrize("shift", [800.0, -800.0, 5000.0])
-@pytest.mark.parametrize("engine", ["dense", "search"])
+@pytest.mark.parametrize("engine", ["lattice", "search"])
 def test_a_constant_factor_changes_no_answer(shift, engine):
     pc = pcfair.load(COMPAS)
     shifted = shift_root(pc, shift)
     cert = certify(shifted, COMPAS_D, COMPAS_S, 0.05, engine=engine)
     assert cert.fair is False and cert.complete
-    ref = find_patterns(pc, COMPAS_D, COMPAS_S, 0.05, engine="dense", count_only=True).count
+    ref = find_patterns(pc, COMPAS_D, COMPAS_S, 0.05, engine="lattice", count_only=True).count
     assert ref == 2356
-    if engine == "dense":
+    if engine == "lattice":
         assert find_patterns(shifted, COMPAS_D, COMPAS_S, 0.05, engine=engine,
                              count_only=True).count == ref
         assert cert.max_abs_score == pytest.approx(0.220076, abs=1e-6)
     top = find_patterns(shifted, COMPAS_D, COMPAS_S, 0.05, kind="topk", k=3, engine=engine)
-    top_ref = find_patterns(pc, COMPAS_D, COMPAS_S, 0.05, kind="topk", k=3, engine="dense")
+    top_ref = find_patterns(pc, COMPAS_D, COMPAS_S, 0.05, kind="topk", k=3, engine="lattice")
     for a, b in zip(top, top_ref):
         assert (a.x, a.y) == (b.x, b.y)
         assert a.score == pytest.approx(b.score, abs=1e-9)
@@ -103,11 +104,11 @@ def test_a_non_finite_model_is_an_error_not_fair():
     with pytest.raises(NumericalError):
         shift_root(pc, np.inf)
     # a mass that overflows: each weight finite, the sum not
-    for engine in ("dense", "search"):
+    for engine in ("lattice", "search"):
         with pytest.raises(NumericalError, match="total mass"):
             certify(shift_root(pc, 1e308), "d", ["s"], 0.05, engine=engine)
     zero = shift_root(pc, -np.inf)
-    for engine in ("dense", "search"):
+    for engine in ("lattice", "search"):
         with pytest.raises((NumericalError, pcfair.errors.EvidenceError)):
             certify(zero, "d", ["s"], 0.05, engine=engine)
 
@@ -126,7 +127,7 @@ def test_spec_counterexample_top_divergence(options):
     assert (top[0].x, top[0].y) == ({"s": 0}, {"a": 0})
     assert top[0].divergence == pytest.approx(0.1597, abs=5e-5)
     dense = find_patterns(pc, "d", ["s"], 0.01, kind="topk", k=1, rank_by="divergence",
-                          engine="dense")
+                          engine="lattice")
     assert (dense[0].x, dense[0].y) == ({"s": 0}, {"a": 0})
 
 
@@ -139,7 +140,7 @@ def test_divergence_bound_covers_every_extension_on_random_models():
                  for i in range(3)}
         pc = naive_bayes(float(rng.uniform(0.02, 0.98)), feats)
         for delta in (0.0, 0.01, 0.05):
-            ps = find_patterns(pc, "d", ["f0", "f1"], delta, engine="dense")
+            ps = find_patterns(pc, "d", ["f0", "f1"], delta, engine="lattice")
             if not len(ps):
                 continue
             grid = np.array(list(itertools.product(range(2), repeat=4)))
@@ -160,7 +161,7 @@ def test_tiny_parameters_do_not_crash_the_divergence_cut():
         search = find_patterns(pc, "d", ["s", "a"], delta, kind="topk", k=3,
                                rank_by="divergence", engine="search")
         dense = find_patterns(pc, "d", ["s", "a"], delta, kind="topk", k=3,
-                              rank_by="divergence", engine="dense")
+                              rank_by="divergence", engine="lattice")
         assert [p.divergence for p in search] == pytest.approx([p.divergence for p in dense],
                                                                rel=1e-6)
 
@@ -171,15 +172,15 @@ def test_infinite_divergence_at_zero_delta_on_both_engines():
     # P(¬d, ¬x) is 0, so a positive pattern x = s=1 cannot be removed: divergence +inf.
     pc = naive_bayes(0.5, {"s": ([0.4, 0.6], [1.0, 0.0]), "a": ([0.3, 0.7], [0.6, 0.4])})
     found = {}
-    for engine in ("dense", "search"):
+    for engine in ("lattice", "search"):
         ps = find_patterns(pc, "d", ["s"], 0.0, kind="topk", k=20, rank_by="divergence",
                            engine=engine)
         found[engine] = {(tuple(p.x.items()), tuple(p.y.items())): p.divergence for p in ps}
-    assert found["dense"].keys() == found["search"].keys()
-    infinite = [k for k, v in found["dense"].items() if v == math.inf]
-    assert infinite, found["dense"]
-    for k in found["dense"]:
-        assert found["search"][k] == pytest.approx(found["dense"][k], rel=1e-9)
+    assert found["lattice"].keys() == found["search"].keys()
+    infinite = [k for k, v in found["lattice"].items() if v == math.inf]
+    assert infinite, found["lattice"]
+    for k in found["lattice"]:
+        assert found["search"][k] == pytest.approx(found["lattice"][k], rel=1e-9)
 
 
 # ----------------------------------------------------------------------- 5. Pareto, rare
@@ -198,7 +199,7 @@ def test_pareto_front_of_a_model_with_rare_patterns():
     pc = naive_bayes(0.5, {"s": ([rare, 1 - rare], [3 * rare, 1 - 3 * rare]),
                            "a": ([rare, 1 - rare], [2 * rare, 1 - 2 * rare]),
                            "b": ([0.3, 0.7], [0.6, 0.4])})
-    front = find_patterns(pc, "d", ["s", "a"], 0.05, kind="pareto", engine="dense")
+    front = find_patterns(pc, "d", ["s", "a"], 0.05, kind="pareto", engine="lattice")
     every = brute_force(pc, "d", ["s", "a"], 0.05)
     sigma = [(x, y, abs(s), p) for x, y, s, p in every if abs(s) > 0.05 + 1e-12]
     assert min(p for *_, p in sigma) < 1e-16
@@ -222,11 +223,11 @@ def test_delta_equal_to_the_exact_maximum_is_fair():
     pc = naive_bayes(0.5, {"s": ([0.25, 0.75], [0.75, 0.25]), "a": ([0.5, 0.5], [0.5, 0.5])})
     exact = max(abs(s) for *_, s, _ in brute_force(pc, "d", ["s"], 0.0))
     assert exact == pytest.approx(0.25, abs=1e-15)
-    for engine in ("dense", "search"):
+    for engine in ("lattice", "search"):
         assert certify(pc, "d", ["s"], 0.25, engine=engine).fair is True
         assert certify(pc, "d", ["s"], 0.25 - 1e-6, engine=engine).fair is False
     pc = naive_bayes(0.5, {"s": ([0.375, 0.625], [0.625, 0.375])})
-    for engine in ("dense", "search"):
+    for engine in ("lattice", "search"):
         assert certify(pc, "d", ["s"], 0.125, engine=engine).fair is True
         assert certify(pc, "d", ["s"], 0.125 - 1e-6, engine=engine).fair is False
 
@@ -248,7 +249,7 @@ def non_decomposable():
 
 
 @pytest.mark.parametrize("make", [non_smooth, non_decomposable])
-@pytest.mark.parametrize("engine", ["dense", "auto", "search"])
+@pytest.mark.parametrize("engine", ["lattice", "auto", "search"])
 def test_engines_refuse_circuits_without_exact_marginals(make, engine):
     pc = make()
     with pytest.raises(StructureError, match="not (smooth|decomposable)"):
@@ -267,7 +268,7 @@ def test_sampling_and_census_refuse_them_too():
 def test_an_unnormalised_circuit_reports_normalised_probabilities():
     pc = naive_bayes(0.5, {"s": ([0.2, 0.8], [0.6, 0.4])})
     scaled = shift_root(pc, math.log(2.4))
-    for engine in ("dense", "search"):
+    for engine in ("lattice", "search"):
         ps = find_patterns(scaled, "d", ["s"], 0.05, engine=engine)
         assert max(p.probability for p in ps) <= 1.0
         ref = find_patterns(pc, "d", ["s"], 0.05, engine=engine)

@@ -18,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 import pcfair
 from _pcgen import random_mixture, random_psdd
-from pcfair.patterns.api import _resolve
+from pcfair.patterns._arguments import resolve_problem
 from pcfair.patterns.lattice import LatticeQuery, estimate, final_front, make_plan, scan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def model(seed: int, cards: list[int], kind: str):
     pc = (random_psdd(rng, [2] + cards, zeros=bool(seed % 2)) if kind == "psdd"
           else random_mixture(rng, [2] + cards))
     sens = [f"x{i}" for i in range(1, 1 + min(2, len(cards)))]
-    return _resolve(pc, "x0", sens, 1, 0.0)
+    return tuple(resolve_problem(pc, "x0", sens, 1))
 
 
 @settings(max_examples=25, deadline=None)
@@ -132,11 +132,11 @@ def test_a_time_limit_never_certifies():
     pc = pcfair.load(ROOT / "circuits" / "adult_clt.json")
     sens = ["marital-status", "race", "sex", "native-country"]
     t0 = time.perf_counter()
-    cert = pcfair.certify(pc, "target", sens, 0.99, engine="dense", time_limit=1e-3,
+    cert = pcfair.certify(pc, "target", sens, 0.99, engine="lattice", time_limit=1e-3,
                           max_bytes=5 << 20)
     assert time.perf_counter() - t0 < 30
     assert cert.fair is None and not cert.complete and cert.max_abs_score is None
-    ps = pcfair.find_patterns(pc, "target", sens, 0.99, engine="dense", time_limit=1e-3,
+    ps = pcfair.find_patterns(pc, "target", sens, 0.99, engine="lattice", time_limit=1e-3,
                               max_bytes=5 << 20, count_only=True)
     assert not ps.complete
 
@@ -152,7 +152,7 @@ def test_memory_budget_bounds_the_chunk():
                        match=r"bitmap .*\(12,301,875 bytes\).*raise max_bytes"):
         pcfair.find_patterns(adult, "target", ["marital-status", "race", "sex", "native-country"],
                              0.1, kind="maximal",
-                             engine="dense", max_bytes=8 << 20)
+                             engine="lattice", max_bytes=8 << 20)
 
 
 def test_estimate_reports_sizes():
@@ -219,11 +219,12 @@ def dask_scheduler(tmp_path):
 def test_cli_certify_on_a_real_scheduler(dask_scheduler):
     exe = str(Path(sys.executable).parent / "pcfair")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    local = subprocess.run([exe, "certify", str(COMPAS), *COMPAS_ARGS, "--engine", "dense",
-                            "--format", "json"], capture_output=True, text=True, env=env,
-                           timeout=300)
-    remote = subprocess.run([exe, "certify", str(COMPAS), *COMPAS_ARGS, "--engine", "dense",
-                             "--format", "json", "--scheduler", dask_scheduler],
+    # --max: the whole lattice, so the witness is the largest |Δ| whichever chunk ends first
+    local = subprocess.run([exe, "certify", str(COMPAS), *COMPAS_ARGS, "--engine", "lattice",
+                            "--max", "--format", "json"], capture_output=True, text=True,
+                           env=env, timeout=300)
+    remote = subprocess.run([exe, "certify", str(COMPAS), *COMPAS_ARGS, "--engine", "lattice",
+                             "--max", "--format", "json", "--scheduler", dask_scheduler],
                             capture_output=True, text=True, env=env, timeout=300)
     assert local.returncode == remote.returncode == 1, remote.stderr
     a, b = json.loads(local.stdout), json.loads(remote.stdout)
@@ -237,14 +238,64 @@ def test_all_patterns_stream_to_a_csv_file(tmp_path):
     pc = pcfair.load(COMPAS)
     sens = ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
     path = tmp_path / "all.csv"
-    ps = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, engine="dense", out=path,
+    ps = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, engine="lattice", out=path,
                               max_bytes=5 << 20)
     assert ps.count == 2356 and not ps.patterns
     table = pd.read_csv(path, keep_default_na=False)
-    kept = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, engine="dense")
+    kept = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, engine="lattice")
     assert len(table) == 2356
     assert sorted(table["score"].round(12)) == sorted(round(p.score, 12) for p in kept)
     assert set(zip(table["x"], table["y"])) == set(kept.to_frame()[["x", "y"]].itertuples(
         index=False, name=None))
     with pytest.raises(ValueError, match="kind='all'"):
         pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, kind="pareto", out=path)
+
+
+def test_scan_until_witness_stops_at_the_first_witness_chunk():
+    pc, d, fav, sens = resolve_problem(pcfair.load(COMPAS), "ScoreText_",
+                                       ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"], 1)
+    query = LatticeQuery(deltas=(0.05,), k_top=1)
+    full = scan(pc, d, fav, sens, query, min_chunks=30)
+    first = scan(pc, d, fav, sens, query, min_chunks=30, until_witness=True)
+    assert full.complete and first.complete and full.stats["chunks"] > 20
+    assert 0 < first.stats["chunks_done"] < full.stats["chunks"]
+    assert 0 < first.result.counts[0] <= full.result.counts[0]
+    assert first.result.best <= full.result.best
+    # at a fair threshold every chunk is scanned, and the answer is the full one
+    fair = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.3,), k_top=1), min_chunks=30,
+                until_witness=True)
+    assert fair.complete and fair.stats["chunks_done"] == fair.stats["chunks"]
+    assert fair.result.counts[0] == 0 and fair.result.best == pytest.approx(full.result.best)
+
+
+def test_a_chunk_cut_by_its_deadline_keeps_what_it_found():
+    from pcfair.patterns.lattice import scan_chunk
+    from pcfair.patterns.scores import log_normalizer
+
+    pc, d, fav, sens = resolve_problem(pcfair.load(COMPAS), "ScoreText_",
+                                       ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"], 1)
+    plan = make_plan(pc, d, fav, sens)
+    log_z = log_normalizer(float(pc.log_marginal(None)[0]))
+    query = LatticeQuery(deltas=(0.0,), listing=True)
+    whole = scan_chunk(pc, plan, plan.chunks()[0], query, log_z, batch=1)
+    assert not whole.partial and whole.counts[0] > 0
+
+    calls = {"n": 0}  # a clock whose deadline passes after the table and a few leaves
+    real = time.time
+
+    def fake_time():
+        calls["n"] += 1
+        return real() + (0.0 if calls["n"] < 6 else 1e6)
+
+    import pcfair.patterns.lattice as lattice_module
+
+    lattice_module.time.time = fake_time
+    try:
+        cut = scan_chunk(pc, plan, plan.chunks()[0], query, log_z, batch=1,
+                         deadline=real() + 100.0)
+    finally:
+        lattice_module.time.time = real
+    assert cut is not None and cut.partial
+    assert 0 < cut.counts[0] < whole.counts[0]
+    kept = set(cut.listing[0].tolist())
+    assert kept and kept <= set(whole.listing[0].tolist())

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import assume, example, given, settings, strategies as st
 
 from pcfair.patterns import _lattice_kernels as K
-from pcfair.patterns.dense import pareto_candidates
+from pcfair.patterns.summaries import pareto_candidates
 from pcfair.patterns.lattice import _compact, _front_arrays
 
 MASS = st.one_of(st.just(0.0), st.just(1e-12), st.floats(1e-300, 1e-3),

@@ -1,5 +1,5 @@
 """Maximal and minimal patterns from the lattice engine's bitmap: the closure passes of
-:func:`pcfair.patterns.dense.extension_summaries` against their definitions on arbitrary
+:func:`pcfair.patterns.summaries.extension_summaries` against their definitions on arbitrary
 bitmaps, and the same summaries whatever the split of the lattice or the processes."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pcfair
 from pcfair.errors import SummariesOmittedWarning
 import _pattern_oracle as oracle
 from _pcgen import random_psdd
-from pcfair.patterns.api import _resolve
-from pcfair.patterns.dense import extension_summaries, summary_word
+from pcfair.patterns._arguments import resolve_problem
+from pcfair.patterns.summaries import extension_summaries, summary_word
 from pcfair.patterns.lattice import (
     LatticeQuery,
     make_plan,
@@ -77,7 +77,7 @@ def test_closure_passes_match_the_definitions(seed, axes, n_deltas):
 def _model(seed: int, cards: list[int]):
     rng = np.random.default_rng(seed)
     pc = random_psdd(rng, [2] + cards, zeros=bool(seed % 2))
-    return _resolve(pc, "x0", [f"x{i}" for i in range(1, 3)], 1, 0.0)
+    return tuple(resolve_problem(pc, "x0", [f"x{i}" for i in range(1, 3)], 1))
 
 
 QUERY = LatticeQuery(deltas=(0.0, 0.03, 0.1), summaries=True)
@@ -168,7 +168,7 @@ def test_summaries_with_min_support_match_the_oracle(seed, cards, delta, support
     masks = oracle.summary_masks(arrays, clear)
     names = [pc.names[v] for v in sens]
     for kind in ("maximal", "minimal"):
-        got = pcfair.find_patterns(pc, pc.names[d], names, delta, kind=kind, engine="dense",
+        got = pcfair.find_patterns(pc, pc.names[d], names, delta, kind=kind, engine="lattice",
                                    min_support=support)
         keys = {(tuple(sorted((int(k[1:]), int(v)) for k, v in p.x.items())),
                  tuple(sorted((int(k[1:]), int(v)) for k, v in p.y.items()))) for p in got}
@@ -180,6 +180,6 @@ def test_a_time_limit_gives_incomplete_summaries():
     pc = pcfair.load(ROOT / "circuits" / "compas_clt.json")
     sens = ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
     for budget in (5 << 20, 1 << 30):  # several chunks, one chunk
-        ps = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, kind="minimal", engine="dense",
+        ps = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, kind="minimal", engine="lattice",
                                   time_limit=1e-9, max_bytes=budget)
         assert not ps.complete

@@ -20,13 +20,13 @@ D, S = "ScoreText_", ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
 @pytest.mark.parametrize("support", [0.001, 0.01, 0.05])
 def test_engines_agree_and_the_counts_add_up(support):
     pc = pcfair.load(COMPAS)
-    every = pcfair.find_patterns(pc, D, S, 0.05, engine="dense")
-    dense = pcfair.find_patterns(pc, D, S, 0.05, engine="dense", min_support=support)
+    every = pcfair.find_patterns(pc, D, S, 0.05, engine="lattice")
+    dense = pcfair.find_patterns(pc, D, S, 0.05, engine="lattice", min_support=support)
     search = pcfair.find_patterns(pc, D, S, 0.05, engine="search", min_support=support)
     kept = {(p.text()) for p in every if p.probability >= support}
     assert {p.text() for p in dense} == {p.text() for p in search} == kept
     assert dense.stats["set_aside"] == every.count - len(kept) > 0
-    cert = pcfair.certify(pc, D, S, 0.05, engine="dense", min_support=support)
+    cert = pcfair.certify(pc, D, S, 0.05, engine="lattice", min_support=support)
     assert cert.witness.probability >= support
     assert cert.max_abs_score == pytest.approx(max(p.abs_score for p in every
                                                    if p.probability >= support))

@@ -18,7 +18,8 @@ from pcfair.patterns.naive_bayes_search import (NaiveBayesTables, nb_search,
                                                 search_naive_bayes)
 from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.bounds import NaiveBayesBound
-from pcfair.patterns.search import SearchOptions, search, search_order
+from pcfair.patterns.search import search
+from pcfair.patterns.search_types import SearchOptions, search_order
 
 NB_OPTIONS = SearchOptions(naive_bayes_bound=True, seed_runs=0, compiled=False)
 TOL = 1e-9
@@ -149,7 +150,7 @@ def test_matches_the_dense_engine(seed):
     pc, sens = random_case(seed)
     names = [pc.names[v] for v in sens]
     for delta in (0.0, 0.01, 0.05, 0.2):
-        dense = find_patterns(pc, "x0", names, delta, kind="all", engine="dense")
+        dense = find_patterns(pc, "x0", names, delta, kind="all", engine="lattice")
         want = dense_keys(dense, pc)
         got = run_nb(pc, sens, delta, mode="all")
         assert got.complete and {key(p) for p in got.patterns} == set(want), delta
@@ -163,7 +164,7 @@ def test_matches_the_dense_engine(seed):
         for rank in ("discrimination", "divergence"):
             k = 7
             ref = find_patterns(pc, "x0", names, delta, kind="topk", k=k, rank_by=rank,
-                                engine="dense")
+                                engine="lattice")
             got_k = run_nb(pc, sens, delta, mode="topk", k=k, rank_by=rank)
             assert got_k.complete and len(got_k.patterns) == len(ref.patterns)
             if rank == "discrimination":

@@ -41,7 +41,7 @@ def test_oracle_patterns_are_the_certifier_top_k(compas, rank_by, delta):
 def test_oracle_matches_both_engines_on_random_circuits(seed):
     rng = np.random.default_rng(seed)
     pc = random_psdd(rng, [2, 2, 3, 2, 2], zeros=False)
-    for engine in ("dense", "search"):
+    for engine in ("lattice", "search"):
         found = DiscriminationOracle("x0", ["x1", "x2"], 0.02, k=5, engine=engine)(pc)
         top = find_patterns(pc, "x0", ["x1", "x2"], 0.02, kind="topk", k=5,
                             rank_by="divergence", engine=engine)

@@ -15,10 +15,12 @@ import pytest
 
 import pcfair
 from pcfair.patterns import certify, find_patterns
+from pcfair.errors import ResourceCappedWarning
 from pcfair.patterns.executors import resolve_n_jobs
 from pcfair.patterns.parallel import _share, merge_patterns, parallel_search
 from pcfair.patterns.scores import ScoredPattern, pattern_divergences
-from pcfair.patterns.search import SearchResult
+from pcfair.patterns.search_types import SearchResult
+from pcfair.patterns.tree_search import search_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPAS = ROOT / "circuits" / "compas_clt.json"
@@ -50,12 +52,20 @@ def test_time_limit_counts_from_the_call_including_worker_start(compas):
 
 
 def test_certify_cut_by_the_deadline_is_incomplete_never_fair(compas):
-    t0 = time.perf_counter()
-    cert = certify(compas, DECISION, SENSITIVE, 0.9, engine="search", n_jobs=2, time_limit=0.05)
-    assert time.perf_counter() - t0 < 5.0
     # delta 0.9: no pattern exists, so only a finished search may say fair
+    cert = certify(compas, DECISION, SENSITIVE, 0.9, engine="search", n_jobs=2, time_limit=0.0)
     assert cert.fair is None and not cert.complete
+    # split over processes: the deadline passes while the workers start
+    d, sens = _indices(compas)
+    t0 = time.perf_counter()
+    split = parallel_search(search_tree, compas, d, 1, sens, 0.9, n_jobs=2, mode="first",
+                            time_limit=0.05)
+    assert time.perf_counter() - t0 < 5.0
+    assert not split.complete and not split.patterns
     assert certify(compas, DECISION, SENSITIVE, 0.9, engine="search").fair is True
+    # a limit too short to start workers runs the search here, which finishes
+    assert certify(compas, DECISION, SENSITIVE, 0.9, engine="search", n_jobs=2,
+                   time_limit=1.0).fair is True
 
 
 def test_worker_deadline_is_wall_clock(compas):
@@ -64,27 +74,30 @@ def test_worker_deadline_is_wall_clock(compas):
     from pcfair.circuit.io.json_io import to_dict
 
     d, sens = _indices(compas)
-    job = (to_dict(compas), d, 1, sens, 0.05, time.time() - 1.0, {"mode": "all"})
+    job = (search_tree, to_dict(compas), d, 1, sens, 0.05, time.time() - 1.0, {"mode": "all"})
     res = _share(*job)
     assert not res.complete and not res.patterns
-    res = _share(*(job[:5] + (time.time() + 600.0,) + job[6:]))
+    res = _share(*(job[:6] + (time.time() + 600.0,) + job[7:]))
     assert res.complete and len(res.patterns) == find_patterns(
         compas, DECISION, SENSITIVE, 0.05, engine="search").count
 
 
 def test_parallel_matches_serial_and_first_stops_early(compas):
     d, sens = _indices(compas)
-    serial = parallel_search(compas, d, 1, sens, 0.05, n_jobs=1)
-    split = parallel_search(compas, d, 1, sens, 0.05, n_jobs=2)
+    serial = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=1)
+    split = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=2)
     assert split.complete and len(split.patterns) == len(serial.patterns) == 2356
-    first = parallel_search(compas, d, 1, sens, 0.05, n_jobs=2, mode="first")
+    first = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=2, mode="first")
     assert first.complete and len(first.patterns) == 1
     assert abs(first.patterns[0][2]) > 0.05
 
 
 def test_resolve_n_jobs():
-    assert resolve_n_jobs(1) == 1 and resolve_n_jobs(3) == 3
-    assert resolve_n_jobs(-1) == (os.cpu_count() or 1)
+    cores = os.cpu_count() or 1
+    assert resolve_n_jobs(1) == 1 and resolve_n_jobs(cores) == cores
+    assert resolve_n_jobs(-1) == cores
+    with pytest.warns(ResourceCappedWarning, match=f"{cores + 1} is more than"):
+        assert resolve_n_jobs(cores + 1) == cores
     for bad in (0, -2, 1.5, True, "2"):
         with pytest.raises(ValueError, match="n_jobs"):
             resolve_n_jobs(bad)
@@ -113,10 +126,10 @@ def test_merge_patterns_dedups_and_takes_the_best(compas):
 def test_topk_by_divergence_merges_exactly(compas):
     d, sens = _indices(compas)
     for rank_by in ("divergence", "discrimination"):
-        one = parallel_search(compas, d, 1, sens, 0.05, n_jobs=1, mode="topk", k=7,
-                              rank_by=rank_by)
-        two = parallel_search(compas, d, 1, sens, 0.05, n_jobs=2, mode="topk", k=7,
-                              rank_by=rank_by)
+        one = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=1, mode="topk",
+                              k=7, rank_by=rank_by)
+        two = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=2, mode="topk",
+                              k=7, rank_by=rank_by)
         assert two.complete and len(two.patterns) == len(one.patterns) == 7
 
         def keys(res):  # the ranking key of each selected pattern (ties may pick others)

@@ -400,12 +400,12 @@ def chain_table(rng, cards, decision, sensitive):
 def test_summary_properties(seed):
     rng = np.random.default_rng(200 + seed)
     cards, decision, sensitive = random_problem(rng, n_features=int(rng.integers(2, 4)))
-    kind = ("nb-zeros", "nb", "dense", "chain")[seed % 4]
+    kind = ("nb-zeros", "nb", "lattice", "chain")[seed % 4]
     if kind == "nb-zeros":
         table = nb_table(rng, cards, decision, zeros=True)
     elif kind == "nb":
         table = nb_table(rng, cards, decision)
-    elif kind == "dense":
+    elif kind == "lattice":
         table = dense_table(rng, cards)
     else:
         if len(sensitive) == len(cards) - 1:

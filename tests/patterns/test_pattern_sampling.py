@@ -16,7 +16,7 @@ def test_sampled_patterns_are_real_patterns(seed, memo):
     rng = np.random.default_rng(seed)
     pc = random_psdd(rng, [2, 2, 3, 2], zeros=False) if seed % 2 else \
         random_mixture(rng, [2, 2, 3, 2])  # sampling needs marginals only
-    dense = _keys(find_patterns(pc, "x0", ["x1", "x2"], 0.05, engine="dense"))
+    dense = _keys(find_patterns(pc, "x0", ["x1", "x2"], 0.05, engine="lattice"))
     sampled = sample_patterns(pc, "x0", ["x1", "x2"], 0.05, runs=30, memo=memo,
                               random_state=seed)
     assert not sampled.complete  # sampling never certifies
@@ -30,7 +30,7 @@ def test_sampled_patterns_are_real_patterns(seed, memo):
 
 def test_enough_runs_find_every_pattern_of_a_small_model():
     pc = random_psdd(np.random.default_rng(4), [2, 2, 2], zeros=False)
-    dense = _keys(find_patterns(pc, "x0", ["x1"], 0.01, engine="dense"))
+    dense = _keys(find_patterns(pc, "x0", ["x1"], 0.01, engine="lattice"))
     sampled = _keys(sample_patterns(pc, "x0", ["x1"], 0.01, runs=300, random_state=0))
     assert set(sampled) == set(dense)
 

@@ -12,8 +12,9 @@ import _pattern_oracle as oracle
 from _pcgen import random_psdd
 from conftest import requires_data
 from pcfair.circuit import CircuitBuilder
+from pcfair.errors import SpecError
 from pcfair.patterns import certify, find_patterns
-from pcfair.patterns.search import PAPER, SearchOptions, search_order
+from pcfair.patterns.search_types import PAPER, SearchOptions, search_order
 
 OPTIONS = [PAPER, SearchOptions(), SearchOptions(ordering="index"),
            SearchOptions(share_bounds=False), SearchOptions(best_first=False)]
@@ -97,7 +98,7 @@ def test_search_matches_brute_force(kind, seed, feature_cards, n_sens, delta, op
 
 def test_minimal_needs_the_dense_engine():
     pc = model("psdd", 4, [2, 2])
-    with pytest.raises(pcfair.SpecError, match="dense"):
+    with pytest.raises(pcfair.SpecError, match="lattice"):
         find_patterns(pc, "x0", ["x1"], 0.05, kind="minimal", engine="search")
 
 
@@ -131,7 +132,7 @@ def test_search_reproduces_the_compas_census():
                             count_only=True)
         assert got.complete and got.count == want, kind
     dense = find_patterns(pc, ds.target, ds.sensitive, 0.05, kind="topk", k=10,
-                          rank_by="divergence", engine="dense")
+                          rank_by="divergence", engine="lattice")
     found = find_patterns(pc, ds.target, ds.sensitive, 0.05, kind="topk", k=10,
                           rank_by="divergence", engine="search")
     np.testing.assert_allclose([p.divergence for p in found], [p.divergence for p in dense],
@@ -149,7 +150,7 @@ def test_two_processes_give_the_serial_answers():
     top = find_patterns(pc, "x0", names, 0.02, kind="topk", k=5, rank_by="divergence",
                         engine="search", n_jobs=2)
     ref = find_patterns(pc, "x0", names, 0.02, kind="topk", k=5, rank_by="divergence",
-                        engine="dense")
+                        engine="lattice")
     np.testing.assert_allclose([p.divergence for p in top], [p.divergence for p in ref],
                                atol=1e-12)
     # each worker walks the nodes above the split, then only its own subtrees
@@ -174,7 +175,7 @@ def test_engines_match_an_independent_enumeration_on_the_shipped_compas_model():
             "maximal": oracle.maximal(records, delta, cards),
             "minimal": oracle.minimal(records, delta, cards),
             "pareto": oracle.pareto(records, delta, cards, tol=1e-10)}
-    for engine in ("dense", "search"):
+    for engine in ("lattice", "search"):
         for kind, recs in want.items():
             if engine == "search" and kind == "minimal":
                 continue
@@ -215,35 +216,49 @@ def test_naive_bayes_bound_is_recognised_sound_and_tighter():
     assert max(abs(r.delta) for r in records) <= NaiveBayesBound.bound(*box) + 1e-12
 
 
-def test_engine_registry_dispatches_both_exact_engines():
+def test_engine_table_runs_every_exact_engine_by_name():
     from pcfair.errors import OptionError
-    from pcfair.patterns.api import ENGINES
 
-    assert set(ENGINES) == {"dense", "search"}
     pc = model("clt", 4, [2, 2, 2])
-    for name in ENGINES:
+    want = find_patterns(pc, "x0", ["x1"], 0.01, kind="topk", k=3, engine="lattice")
+    for name, family, concrete in (("lattice", "lattice", "lattice"),
+                                   ("dense", "lattice", "lattice"),
+                                   ("search", "search", "tree_search"),
+                                   ("tree_search", "search", "tree_search"),
+                                   ("python_search", "search", "python_search")):
         ps = find_patterns(pc, "x0", ["x1"], 0.01, kind="topk", k=3, engine=name)
         cert = certify(pc, "x0", ["x1"], 0.01, engine=name)
-        assert ps.engine == name and cert.engine == name and ps.complete
-    with pytest.raises(OptionError, match="'dense', 'search'"):
-        certify(pc, "x0", ["x1"], 0.01, engine="lattice")
+        assert ps.engine == cert.engine == family and ps.complete
+        assert ps.stats["engine"] == cert.stats["engine"] == concrete
+        assert [p.text() for p in ps] == [p.text() for p in want]
+    with pytest.raises(OptionError, match="'auto', 'lattice', 'search'"):
+        certify(pc, "x0", ["x1"], 0.01, engine="latice")
+    with pytest.raises(SpecError, match="naive_bayes_search"):
+        certify(pc, "x0", ["x1"], 0.01, engine="naive_bayes_search")
+    with pytest.raises(OptionError, match="answers"):
+        find_patterns(pc, "x0", ["x1"], 0.01, kind="pareto", engine="tree_search")
 
 
-@pytest.mark.parametrize("n_features,structure,want", [
-    (21, "clt", "dense"),          # German-size: 8.1e10 points, the lattice in minutes
-    (23, "clt", "search"),         # 2.2e12 points: beyond AUTO_DENSE_POINTS_MAX
-    (21, "naive_bayes", "search"),  # the compiled naive-Bayes search beats the scan
-    (12, "naive_bayes", "dense"),   # small lattices are always scanned
-])
-def test_auto_engine_choice(n_features, structure, want):
-    from pcfair.patterns.api import _engine
+@pytest.mark.parametrize("n_features,structure", [(12, "naive_bayes"), (21, "clt"),
+                                                  (21, "naive_bayes")])
+def test_auto_says_which_engine_and_why(n_features, structure):
+    """``auto`` records its choice with every estimate, and the choice obeys the documented
+    rules (a quick lattice at once; else a search that finishes its probe; else the lattice
+    within the budget)."""
+    from pcfair.patterns.engines import QUICK_SECONDS
 
     rng = np.random.default_rng(n_features)
     df = pd.DataFrame(rng.integers(0, 2, (300, n_features + 1)),
                       columns=[f"v{i}" for i in range(n_features + 1)])
     pc = pcfair.learn_pc(df, "v0", structure=structure)
-    assert _engine("auto", pc, 0, 1, [1, 2, 3, 4], 2**30) == want
-    if want == "dense" and n_features > 20:
-        # a time limit that would stop the scan early: the search finds strong patterns first
-        assert _engine("auto", pc, 0, 1, [1, 2, 3, 4], 2**30, time_limit=3) == "search"
-        assert _engine("auto", pc, 0, 1, [1, 2, 3, 4], 2**30, time_limit=600) == "dense"
+    cert = certify(pc, "v0", ["v1", "v2", "v3", "v4"], 0.3)
+    choice = cert.stats["choice"]
+    lattice = choice["estimates"]["lattice"]
+    assert lattice["applies"] and lattice["seconds"] > 0
+    if lattice["seconds"] <= QUICK_SECONDS:
+        assert choice["engine"] == "lattice" and "at once" in choice["reason"]
+    else:
+        searched = [e for n, e in choice["estimates"].items() if n != "lattice"]
+        assert searched and (choice["engine"] != "lattice") == (searched[0]["seconds"]
+                                                               is not None)
+    assert cert.stats["engine"] == choice["engine"] and cert.fair is not None

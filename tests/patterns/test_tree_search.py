@@ -13,9 +13,12 @@ from hypothesis import given, settings, strategies as st
 
 from _pcgen import random_psdd, shift_root_logw
 from pcfair.errors import OptionError
+from pcfair.patterns._arguments import Problem, Request
 from pcfair.patterns.bounds import TreeBound
+from pcfair.patterns.engines import search_engine
 from pcfair.patterns.scores import pattern_divergences
-from pcfair.patterns.search import SearchOptions, search, search_order
+from pcfair.patterns.search import search
+from pcfair.patterns.search_types import SearchOptions, search_order
 from pcfair.patterns.tree_search import search_tree, tree_search
 from test_bounds import joint_table, random_tan, tree_bn
 
@@ -218,8 +221,13 @@ def test_deadline_min_support_and_refusals():
         assert search_tree(psdd, 0, 1, [1], 0.05) is None
     assert search_tree(pc, 0, 1, sens, 0.05, options=SearchOptions(bound="quotient")) is None
     assert search_tree(pc, 0, 1, sens, 0.05, mode="pareto") is None
-    res = search(pc, 0, 1, sens, 0.05, mode="topk", k=3)
+    res = search_tree(pc, 0, 1, sens, 0.05, mode="topk", k=3)
     assert res.compiled and res.bound == "tree"
+    # the engine table runs it for engine="search"
+    problem = Problem(pc, 0, 1, sorted(sens))
+    assert search_engine(problem, Request("topk", 0.05))[0] == "tree_search"
+    assert search_engine(problem, Request("topk", 0.05, search_options=PY))[0] == \
+        "python_search"
 
 
 @pytest.mark.parametrize("split", [1, 2, 3])

@@ -17,15 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pcfair.errors import PCFairError
 from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns._front_kernels import dominated_sorted
 from pcfair.patterns.scores import PARETO_RTOL
-
-
-class LatticeTooLarge(PCFairError, MemoryError):
-    """The lattice engine's memory budget (``max_bytes``) is too small for the request; the
-    message says how much is needed."""
 
 
 def summary_word(n_deltas: int) -> np.dtype | None:

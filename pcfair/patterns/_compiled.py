@@ -18,8 +18,10 @@ import numpy as np
 
 from pcfair.errors import OptionError
 from pcfair.patterns import _search_kernels as K
+from pcfair._progress import progress_bar
+from pcfair.patterns.results import HANDOVER_SECONDS
 from pcfair.patterns.scores import ScoredPattern
-from pcfair.patterns.search import SearchResult, progress_bar
+from pcfair.patterns.search_types import SearchResult
 
 #: The modes the compiled searches run (``search``'s ``"pareto"`` and ``"extension"`` are not).
 COMPILED_MODES = ("all", "first", "topk")
@@ -70,6 +72,21 @@ class SearchBuffers:
         self.os_, self.op = np.zeros(cap), np.zeros(cap)
         self.ox = np.zeros((cap, max(n, 1)), code_type)
 
+    def walk(self) -> tuple:
+        """The kernels' bundle of counters and path: ``(ctrl, fbest, code, cn, cur, c_role,
+        c_val, c_score, c_p, c_div, c_aux)``."""
+        return (self.ctrl, self.fbest, self.code, self.cn, self.cur, self.c_role, self.c_val,
+                self.c_score, self.c_p, self.c_div, self.c_aux)
+
+    def top(self) -> tuple:
+        """The kernels' bundle of the top-k heap: ``(heap, hk, hc, hs, hp, hd, hx)``."""
+        return self.heap, self.hk, self.hc, self.hs, self.hp, self.hd, self.hx
+
+    def found(self) -> tuple:
+        """The kernels' bundle of the output buffer: ``(os_, op, ox)`` (new arrays after
+        :meth:`grow`)."""
+        return self.os_, self.op, self.ox
+
     def grow(self) -> None:
         """Double the output buffer (after ``GROW``)."""
         size = max(2 * len(self.os_), 1)
@@ -104,13 +121,16 @@ class SearchBuffers:
 def drive(step: Callable[[int], int], buf: SearchBuffers, res: SearchResult,
           deadline: float | None, progress: bool | None, desc: str) -> None:
     """Call ``step(budget)`` (one kernel call on ``buf``) until the search ends or the
-    ``deadline`` (a :func:`time.perf_counter` value) passes, then fill ``res``'s counters,
+    ``deadline`` (a :func:`time.perf_counter` value) comes within
+    :data:`~pcfair.patterns.results.HANDOVER_SECONDS` per pattern found, then fill ``res``'s counters,
     ``best``, ``complete`` and patterns (``res.order`` must be set), and mark it compiled."""
     res.compiled = True
     budget = 1 << 14
     with progress_bar(progress, desc) as bar:
         while True:
-            if deadline is not None and time.perf_counter() > deadline:
+            # stop early enough to hand over what was found within the deadline
+            reserve = HANDOVER_SECONDS * int(buf.ctrl[K.C_NOUT])
+            if deadline is not None and time.perf_counter() + reserve > deadline:
                 res.complete = False
                 break
             before = int(buf.ctrl[K.C_NODES])

@@ -1,0 +1,168 @@
+"""The arguments of the pattern API, checked once at the edge: the model and its variables
+(:class:`Problem`) and what is asked of it (:class:`Request`). Engines take both as they are
+and check nothing again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.derived import derived
+from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.errors import OptionError, VariableError
+from pcfair.inference.marginals import normalized
+from pcfair.inference.quotient import decision_evidence
+from pcfair.patterns.executors import check_time_limit, resolve_n_jobs
+from pcfair.patterns.search_types import SearchOptions
+
+#: The kinds of :func:`pcfair.find_patterns` (``"certify"`` is :func:`pcfair.certify`'s).
+KINDS = ("all", "topk", "maximal", "minimal", "pareto")
+#: The rankings of top-k lists.
+RANKS = ("discrimination", "divergence")
+
+
+def as_circuit(model) -> Circuit:
+    """The circuit of ``model``: a :class:`Circuit`, a model file for :func:`pcfair.load`, or a
+    fitted :class:`pcfair.PCClassifier` (its ``circuit_``, whose decision is named after the
+    training target). Anything else is a :class:`TypeError` saying what is accepted.
+
+    Examples
+    --------
+    >>> as_circuit(3.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: expected a pcfair Circuit, a model file path or a fitted PCClassifier, got float...
+    """
+    import os
+
+    if isinstance(model, Circuit):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        from pcfair.circuit.io import load
+
+        loaded = load(model)
+        if not isinstance(loaded, Circuit):
+            raise TypeError(f"{model} holds a vtree, not a circuit")
+        return loaded
+    fitted = getattr(model, "circuit_", None)
+    if isinstance(fitted, Circuit):
+        return fitted
+    hint = (" (fit it first)" if hasattr(model, "fit") and hasattr(model, "predict_proba")
+            and type(model).__name__ == "PCClassifier" else
+            "; other models can be audited with pcfair.audits" if hasattr(model, "predict")
+            else "")
+    raise TypeError("expected a pcfair Circuit, a model file path or a fitted PCClassifier, "
+                    f"got {type(model).__name__}{hint}")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The model as the engines take it: the circuit of the normalised distribution (checked
+    for exact marginals, cached on the circuit so repeated calls share compiled plans), the
+    decision's index, its favourable value's index, and the sensitive variables (sorted)."""
+
+    pc: Circuit
+    d: int
+    fav: int
+    sens: list
+
+    def __iter__(self):
+        """``pc, d, fav, sens = problem``."""
+        return iter((self.pc, self.d, self.fav, self.sens))
+
+
+def resolve_problem(model, decision, sensitive, favorable) -> Problem:
+    """The :class:`Problem` of the API's first arguments (unknown names raise
+    :class:`~pcfair.errors.VariableError`)."""
+    circuit = as_circuit(model)
+    d, fav, _ = decision_evidence(circuit, decision, favorable)
+    if isinstance(sensitive, (str, int)):
+        sensitive = [sensitive]
+    sens = [circuit.variables.index(s) for s in sensitive]
+    if not sens:
+        raise VariableError("at least one sensitive variable is needed")
+    if d in sens:
+        raise VariableError("the decision variable cannot be sensitive")
+    require_tractable_marginals(circuit)
+    pc = derived(circuit, "normalized", lambda: normalized(circuit))
+    return Problem(pc, d, fav, sorted(set(sens)))
+
+
+@dataclass(frozen=True)
+class Request:
+    """What is asked: ``kind`` (``"certify"`` or one of :data:`KINDS`), the threshold, the
+    size and ranking of a top-k, the minimum support, whether only the count is wanted, a
+    CSV to stream to (``out``), whether a certification must establish the exact largest
+    ``|Δ|`` (``exact_max``), and how to run: ``engine`` (a name of
+    :mod:`pcfair.patterns.engines`), ``deadline`` (a :func:`time.time` value: one clock for
+    every engine and process), processes or executor, progress, the lattice's memory budget,
+    the search's options."""
+
+    kind: str
+    delta: float
+    engine: str = "auto"
+    k: int = 10
+    rank_by: str = "discrimination"
+    min_support: float = 0.0
+    count_only: bool = False
+    out: object = None
+    exact_max: bool = False
+    deadline: float | None = None
+    n_jobs: int = 1
+    executor: object = None
+    progress: bool | None = None
+    max_bytes: int = 1 << 30
+    search_options: SearchOptions = SearchOptions()
+
+    def time_left(self) -> float | None:
+        """Seconds to the deadline (never negative), None without one."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.time())
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.time() >= self.deadline
+
+    def within(self, seconds: float | None) -> "Request":
+        """The same request with the deadline brought forward to ``seconds`` from now (a
+        probe), never past its own."""
+        if seconds is None:
+            return self
+        end = time.time() + max(0.0, float(seconds))
+        return replace(self, deadline=end if self.deadline is None else min(end, self.deadline))
+
+    def but(self, **changes) -> "Request":
+        return replace(self, **changes)
+
+
+def resolve_request(kind: str, delta, *, engine: str = "auto", k=None,
+                    rank_by: str = "discrimination", min_support=0.0, count_only=False,
+                    out=None, exact_max=False, time_limit=None, n_jobs=1, executor=None,
+                    progress=None, max_bytes=1 << 30,
+                    search_options: SearchOptions = SearchOptions()) -> Request:
+    """The checked :class:`Request`; the clock starts here (``time_limit`` becomes one
+    deadline). ``engine`` must already be checked
+    (:func:`pcfair.patterns.engines.check_engine`). ``n_jobs`` above the machine's cores is capped with a warning
+    (:func:`pcfair.patterns.executors.resolve_n_jobs`)."""
+    if kind != "certify" and kind not in KINDS:
+        raise OptionError(f"kind must be one of {KINDS}, not {kind!r}")
+    if rank_by not in RANKS:
+        raise OptionError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
+    try:
+        delta = float(delta)
+    except (TypeError, ValueError):
+        raise OptionError(f"delta must be a number in [0, 1), got {delta!r}") from None
+    if not 0 <= delta < 1:
+        raise OptionError(f"delta must be in [0, 1), got {delta}")
+    if not 0 <= float(min_support) < 1:
+        raise OptionError(f"min_support must be in [0, 1), got {min_support}")
+    k = 10 if k is None else int(k)
+    if k < 1:
+        raise OptionError(f"k must be at least 1, not {k}")
+    deadline = None if time_limit is None else time.time() + check_time_limit(time_limit)
+    return Request(kind=kind, delta=delta, engine=engine, k=k,
+                   rank_by=rank_by, min_support=float(min_support), count_only=bool(count_only),
+                   out=out, exact_max=bool(exact_max), deadline=deadline,
+                   n_jobs=resolve_n_jobs(n_jobs) if executor is None else 1,
+                   executor=executor, progress=progress, max_bytes=int(max_bytes),
+                   search_options=search_options)

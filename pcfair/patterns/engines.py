@@ -1,0 +1,680 @@
+"""The engine table: which engine answers a pattern request, and how each one runs.
+
+This is the one module that decides. :func:`pcfair.certify`, :func:`pcfair.find_patterns`,
+the fair learner's oracle and the CLI hand it a checked :class:`~._arguments.Problem` and
+:class:`~._arguments.Request` and get back one :class:`~.results.EngineResult`.
+
+The concrete engines (:data:`ENGINES`), each answering ``run(problem, request)``:
+
+================== ===================================================== =================
+name               what it is                                            answers
+================== ===================================================== =================
+``lattice``        every pattern scored by table look-ups, chunk by      every kind; exact
+                   chunk (:mod:`.lattice`); any smooth, decomposable     ``max |Δ|``
+                   circuit whose chunk fits ``max_bytes``
+``naive_bayes_     compiled branch and bound, O(1) coupled bound         certify, all, topk
+search``           (:mod:`.naive_bayes_search`); naive Bayes in ``D``
+``tree_search``    compiled branch and bound with the tree bound         certify, all, topk
+                   (:mod:`.tree_search`); decision-rooted tree models
+``python_search``  branch and bound in Python with the tightest bound    certify, all, topk,
+                   that applies (:mod:`.search`); deterministic,         pareto, maximal
+                   structured-decomposable circuits
+``sample``         the sampling miner (:mod:`.sampling`); never complete witnesses only
+================== ===================================================== =================
+
+Names users pass (``engine=``): ``"auto"``, ``"lattice"`` (``"dense"`` is its old name),
+``"search"`` (the first of ``naive_bayes_search``, ``tree_search``, ``python_search`` that
+applies; ``SearchOptions(compiled=False)`` leaves the compiled ones out) or a concrete name.
+Results say the family (``"lattice"`` or ``"search"``) in ``engine`` and the concrete engine
+in ``stats["engine"]``.
+
+How ``"auto"`` chooses (:func:`choose`), cheapest complete engine first:
+
+1. **Estimates.** The lattice's cost is its number of patterns over the rate of a probe of
+   small chunks of the same model and query (:func:`pcfair.patterns.lattice.probe_rate`,
+   about 0.25 s), over the processes that will run it; it is None where one chunk does not
+   fit ``max_bytes``. A branch and bound's cost cannot be known before it runs: it is
+   measured by a *probe*, a run of the search itself for at most :data:`PROBE_SECONDS` (or
+   half the lattice's estimate, if less).
+2. **Quick lattice.** A lattice estimated at most :data:`QUICK_SECONDS` runs at once.
+3. **Witness first** (certification). The probe is the search's first-witness mode, or the
+   sampler where no search applies: a witness answers "unfair" at once; a search that ends
+   without one has proved the model fair.
+4. **Probe** (other kinds). A search that finishes its probe has answered.
+5. **Exhaustive pass.** The lattice when its estimate is within the time left (or, with no
+   ``time_limit``, within :data:`AUTO_LATTICE_SECONDS`); else the search, with the time
+   left (its cost unknown, the lattice's estimate longer); else whichever applies.
+
+The choice, its reason and every estimate are in ``stats["choice"]``; a run estimated over
+:data:`ANNOUNCE_SECONDS` says its engine, estimate and how to stop it before it starts (on
+standard error, when progress is shown). The lattice is split into chunks of about
+:data:`CHUNK_SECONDS` each, so its bar moves and its deadline is met.
+
+Every run takes one deadline (:attr:`Request.deadline`, a :func:`time.time` value); each
+phase runs with the time left, and a run it stops keeps what it established and is marked
+incomplete: never "fair".
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+
+import numpy as np
+
+from pcfair.circuit.circuit import Circuit
+from pcfair.errors import LatticeTooLarge, OptionError, PCFairError, SpecError
+from pcfair.patterns._arguments import Problem, Request
+from pcfair._progress import show_progress
+from pcfair.patterns.bounds import NaiveBayesBound, TreeBound, select_bound
+from pcfair.patterns.lattice import (
+    LatticePlan,
+    LatticeQuery,
+    ScanResult,
+    final_front,
+    make_plan,
+    probe_rate,
+    scan,
+    summary_patterns,
+)
+from pcfair.patterns.naive_bayes_search import NB_MODES, search_naive_bayes
+from pcfair.patterns.parallel import parallel_search
+from pcfair.patterns.results import HANDOVER_SECONDS, EngineResult, readable_patterns
+from pcfair.patterns.sampling import sample_search
+from pcfair.patterns.scores import ScoredPattern, log_normalizer, pattern_marginals
+from pcfair.patterns.search import search
+from pcfair.patterns.search_types import SearchResult, pattern_key
+from pcfair.patterns.summaries import pareto_mask
+from pcfair.patterns.tree_search import search_tree
+
+#: A lattice estimated at most this many seconds runs without a probe of the search.
+QUICK_SECONDS = 1.0
+#: Seconds of the lattice's probe (a fifth of the time left, if less).
+LATTICE_PROBE_SECONDS = 0.25
+#: The longest probe of a branch and bound (its witness hunt, for a certification).
+PROBE_SECONDS = 2.0
+#: Without a ``time_limit``, ``"auto"`` scans the lattice when it is estimated at most this
+#: long; beyond it the search, whose cost is unknown but often far less, runs instead.
+AUTO_LATTICE_SECONDS = 900.0
+#: Runs estimated longer than this say so before they start (when progress is shown).
+ANNOUNCE_SECONDS = 30.0
+#: Target seconds of one lattice chunk (the bar moves, the deadline is checked).
+CHUNK_SECONDS = 2.0
+#: A lattice engine run asked for by name is probed for its chunking beyond this many
+#: patterns or rows of tables (smaller scans take well under a second).
+SIZING_POINTS = 50_000_000
+SIZING_ROWS = 200_000
+#: Seconds a pool of worker processes takes to start (added to parallel estimates).
+POOL_START_SECONDS = 2.0
+#: The kinds each concrete engine answers.
+SEARCH_KINDS = {"naive_bayes_search": ("certify", "all", "topk"),
+                "tree_search": ("certify", "all", "topk"),
+                "python_search": ("certify", "all", "topk", "pareto", "maximal")}
+#: Names ``engine=`` accepts besides the concrete engines.
+FAMILIES = ("auto", "lattice", "search")
+#: Old names still accepted.
+ALIASES = {"dense": "lattice"}
+
+
+# ------------------------------------------------------------------------------- estimates
+@dataclass(frozen=True)
+class Estimate:
+    """One engine's answer to "what would you cost": ``seconds`` (None: not known before it
+    runs), whether it gives a ``complete`` answer to this request, and how the figure was
+    made or why the engine does not apply (``applies`` False)."""
+
+    engine: str
+    seconds: float | None
+    complete: bool
+    note: str
+    applies: bool = True
+
+    def to_dict(self) -> dict:
+        return {"seconds": self.seconds, "complete": self.complete, "applies": self.applies,
+                "note": self.note}
+
+
+@dataclass
+class Choice:
+    """What ``"auto"`` decided: the engine, why, and every estimate it weighed."""
+
+    engine: str
+    reason: str
+    estimates: dict
+
+    def to_dict(self) -> dict:
+        return {"engine": self.engine, "reason": self.reason,
+                "estimates": {k: e.to_dict() for k, e in self.estimates.items()}}
+
+
+def check_engine(engine: str, kind: str) -> str:
+    """The engine name ``engine=`` gives, aliases resolved; :class:`OptionError` for an unknown
+    one, for ``"sample"`` (it never certifies: :func:`pcfair.sample_patterns`) and
+    :class:`~pcfair.errors.SpecError` for a kind the engine cannot answer.
+
+    Examples
+    --------
+    >>> check_engine("dense", "topk")
+    'lattice'
+    """
+    if engine == "sample":
+        raise OptionError("sampling never certifies and has its own function: "
+                          "use sample_patterns(...)")
+    name = ALIASES.get(engine, engine)
+    if name not in FAMILIES and name not in SEARCH_KINDS:
+        names = ", ".join(repr(e) for e in (*FAMILIES, *SEARCH_KINDS, *ALIASES))
+        raise OptionError(f"unknown engine {engine!r} (expected one of {names})")
+    if kind == "minimal" and name not in ("auto", "lattice"):
+        raise SpecError(
+            "minimal patterns need every extension of a pattern checked to discriminate, which "
+            "the branch-and-bound bound (an upper bound on |Δ|) cannot prove: use "
+            "engine='lattice' (raise max_bytes if the lattice does not fit)")
+    if name in SEARCH_KINDS and kind not in SEARCH_KINDS[name]:
+        raise OptionError(f"engine {name!r} answers {SEARCH_KINDS[name]}, not {kind!r}")
+    return name
+
+
+def _lattice_query(request: Request) -> LatticeQuery:
+    """The lattice's query for a request (the listing and summaries as the kind asks)."""
+    kind, k, by_div = request.kind, request.k, request.rank_by == "divergence"
+    if kind == "certify":
+        return LatticeQuery(deltas=(request.delta,), k_top=1, min_support=request.min_support)
+    return LatticeQuery(
+        deltas=(request.delta,), min_support=request.min_support,
+        listing=kind == "all" and (not request.count_only or request.out is not None),
+        k_top=k if kind == "topk" and not by_div else 0,
+        k_div=k if kind == "topk" and by_div else 0,
+        pareto=kind == "pareto", summaries=kind in ("maximal", "minimal"))
+
+
+def _workers(request: Request, chunks: int) -> int:
+    if request.executor is not None:
+        return max(1, chunks)  # unknown; the executor's own
+    return max(1, min(request.n_jobs, chunks))
+
+
+def estimate_lattice(problem: Problem, request: Request) -> tuple[Estimate, LatticePlan | None]:
+    """The lattice's estimate for ``request`` (a probe of :data:`LATTICE_PROBE_SECONDS`) and
+    its plan (None where a chunk does not fit ``max_bytes``)."""
+    pc = problem.pc
+    try:
+        plan = make_plan(pc, problem.d, problem.fav, problem.sens, request.max_bytes)
+    except LatticeTooLarge as exc:
+        return Estimate("lattice", None, True, str(exc), applies=False), None
+    log_z = log_normalizer(float(pc.log_marginal(None)[0]))
+    left = request.time_left()
+    probe = LATTICE_PROBE_SECONDS if left is None else min(LATTICE_PROBE_SECONDS, left / 5)
+    rate = probe_rate(pc, plan, _lattice_query(request), log_z, seconds=probe)
+    one = plan.num_points / rate
+    workers = _workers(request, max(plan.num_chunks, math.ceil(one / CHUNK_SECONDS)))
+    seconds = one / workers + (POOL_START_SECONDS if workers > 1 else 0.0)
+    note = (f"{plan.num_points:,} patterns at {rate:,.0f} a second (probe)"
+            + (f" on {workers} processes" if workers > 1 else ""))
+    if request.kind in ("maximal", "minimal"):
+        seconds *= 1.5  # the closures and a second pass for the summaries' scores
+    return Estimate("lattice", seconds, True, note), plan
+
+
+# ---------------------------------------------------------------------------- the searches
+def search_engine(problem: Problem, request: Request) -> tuple[str | None, str]:
+    """The concrete branch and bound ``engine="search"`` runs for this request (None where
+    none applies), and why the others do not."""
+    opts = request.search_options
+    why = []
+    kind = request.kind if request.kind != "maximal" else "all"
+    if opts.compiled and kind in SEARCH_KINDS["naive_bayes_search"]:
+        if (opts.naive_bayes_bound and opts.bound in ("auto", "naive_bayes")
+                and NaiveBayesBound.from_circuit(problem.pc, problem.d, problem.fav)
+                is not None):
+            return "naive_bayes_search", ""
+        if (opts.bound in ("auto", "tree")
+                and TreeBound.from_circuit(problem.pc, problem.d, problem.fav) is not None):
+            return "tree_search", ""
+        why.append("not naive Bayes or a decision-rooted tree (no compiled search)")
+    reason = _python_search_refusal(problem, request)
+    if reason is None:
+        return "python_search", ""
+    return None, "; ".join(why + [reason])
+
+
+def _python_search_refusal(problem: Problem, request: Request, *, raise_it: bool = False
+                           ) -> str | None:
+    """Why the Python search cannot run (its bound needs a deterministic,
+    structured-decomposable circuit), or None; with ``raise_it``, the bound's own error (a
+    :class:`~pcfair.errors.StructureError` naming the missing property) is raised instead,
+    for a search asked for by name."""
+    if request.kind not in SEARCH_KINDS["python_search"]:
+        return f"the search does not answer {request.kind!r}"
+    opts = request.search_options
+    try:
+        select_bound(problem.pc, problem.d, problem.fav, opts.bound,
+                     naive_bayes=opts.naive_bayes_bound, share=opts.share_bounds)
+    except PCFairError as exc:
+        if raise_it:
+            raise
+        return f"no search bound applies: {exc}"
+    return None
+
+
+def _runner(name: str):
+    return {"naive_bayes_search": search_naive_bayes, "tree_search": search_tree,
+            "python_search": search}[name]
+
+
+def _search_stats(runs: list[SearchResult], name: str) -> dict:
+    return {"engine": name, "nodes": sum(r.nodes for r in runs),
+            "bound_evaluations": sum(r.bounds for r in runs),
+            "pruned": sum(r.pruned for r in runs), "seconds": sum(r.seconds for r in runs),
+            "bound": runs[0].bound if runs else ""}
+
+
+def _run_split(name: str, problem: Problem, request: Request, mode: str) -> SearchResult:
+    """One search ``mode`` by ``name``, split over processes where the engine can be (the
+    naive-Bayes search runs here: it takes less time than starting workers)."""
+    opts = request.search_options
+    jobs = 1 if name == "naive_bayes_search" else request.n_jobs
+    executor = None if name == "naive_bayes_search" else request.executor
+    return parallel_search(_runner(name), problem.pc, problem.d, problem.fav, problem.sens,
+                           request.delta, n_jobs=jobs, executor=executor, mode=mode,
+                           k=request.k, rank_by=request.rank_by,
+                           time_limit=request.time_left(), progress=request.progress,
+                           min_support=request.min_support, ordering=opts.ordering,
+                           options=opts)
+
+
+def _fit_jobs(request: Request) -> Request:
+    """The request on one process where the time left would not even start a pool of
+    workers (under twice :data:`POOL_START_SECONDS`): the work then gets the whole time."""
+    left = request.time_left()
+    if request.n_jobs > 1 and left is not None and left < 2 * POOL_START_SECONDS:
+        return request.but(n_jobs=1)
+    return request
+
+
+def run_search(name: str, problem: Problem, request: Request) -> EngineResult:
+    """The request by the concrete search ``name``."""
+    request = _fit_jobs(request)
+    kind = request.kind
+    if kind == "maximal":
+        return _search_maximal(name, problem, request)
+    mode = "first" if kind == "certify" else kind
+    res = _run_split(name, problem, request, mode)
+    items = res.patterns
+    if kind == "pareto" and items:
+        keep = pareto_mask(np.abs([it.score for it in items]),
+                           np.array([it.probability for it in items]),
+                           np.ones(len(items), bool))
+        items = [it for it, kept in zip(items, keep) if kept]
+    complete = res.complete or (kind == "certify" and bool(items))
+    return EngineResult("search", items=items, complete=complete,
+                        max_abs=res.best if res.best > 0 else None, max_abs_exact=False,
+                        stats=_search_stats([res], name))
+
+
+def _search_maximal(name: str, problem: Problem, request: Request) -> EngineResult:
+    """Maximal patterns by search: every pattern, then for each one a search of its
+    extensions for another (the Python search's extension mode)."""
+    pc, d, fav = problem.pc, problem.d, problem.fav
+    res = _run_split(name, problem, request, "all")
+    runs, complete = [res], res.complete
+    member = {pattern_key(it.x, it.y) for it in res.patterns}
+    n_features = pc.num_variables - 1
+    items = []
+    deadline = (None if request.deadline is None
+                else time.perf_counter() + request.time_left())
+    for it in res.patterns:
+        if len(it.x) + len(it.y) == n_features:
+            continue  # a complete assignment is never maximal
+        sub = search(pc, d, fav, problem.sens, request.delta, mode="extension",
+                     start=(it.x, it.y), min_support=request.min_support, member=member,
+                     deadline=deadline, progress=False, order=res.order,
+                     options=request.search_options)
+        runs.append(sub)
+        if not sub.complete:
+            complete = False
+            break
+        if not sub.patterns:
+            items.append(it)
+    return EngineResult("search", items=items, complete=complete,
+                        stats=_search_stats(runs, name))
+
+
+def hunt_witness(problem: Problem, request: Request) -> EngineResult:
+    """Look for a witness with the sampling miner until the request's deadline (never
+    complete: a witness settles a certification, its absence says nothing)."""
+    t0 = time.perf_counter()
+    found = sample_search(problem.pc, problem.d, problem.fav, problem.sens, request.delta,
+                          time_limit=request.time_left() or 0.0, memo=True, random_state=0,
+                          min_support=request.min_support).found
+    items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in found.items()]
+    items.sort(key=lambda it: -abs(it.score))
+    return EngineResult("sample", items=items[:1], complete=bool(items),
+                        max_abs=abs(items[0].score) if items else None,
+                        stats={"engine": "sample", "explored": len(found),
+                               "seconds": time.perf_counter() - t0})
+
+
+# ----------------------------------------------------------------------------- the lattice
+def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = None,
+                one_process_seconds: float | None = None) -> EngineResult:
+    """The request by the lattice engine. A certification stops at its first witness chunk
+    unless ``request.exact_max``. ``one_process_seconds`` (an estimate) sizes the chunks to
+    about :data:`CHUNK_SECONDS` each."""
+    pc, d, fav = problem.pc, problem.d, problem.fav
+    request = _fit_jobs(request)
+    kind = request.kind
+    query = _lattice_query(request)
+    if request.out is not None and kind != "all":
+        raise OptionError("out= writes the patterns of kind='all'")
+    if one_process_seconds is None and not query.summaries:
+        one_process_seconds = _lattice_seconds_if_long(problem, request, query)
+    min_chunks = 1
+    if one_process_seconds is not None and not query.summaries:
+        min_chunks = int(min(100_000, max(1, one_process_seconds / CHUNK_SECONDS)))
+    if plan is not None and min_chunks > plan.num_chunks:
+        plan = None  # re-planned finer by scan
+    handle = sink = None
+    if request.out is not None:
+        if plan is None:
+            plan = make_plan(pc, d, fav, problem.sens, request.max_bytes,
+                             min_chunks=max(min_chunks, 64 if request.n_jobs != 1 else 1))
+        handle = open(request.out, "w", newline="", encoding="utf-8")
+        sink = _csv_sink(handle, pc, plan)
+    try:
+        run = scan(pc, d, fav, problem.sens, query, max_bytes=request.max_bytes,
+                   n_jobs=request.n_jobs, executor=request.executor,
+                   time_limit=request.time_left(), progress=request.progress, sink=sink,
+                   plan=plan, min_chunks=min_chunks,
+                   until_witness=kind == "certify" and not request.exact_max,
+                   handover=0.0 if request.out is not None else HANDOVER_SECONDS)
+    finally:
+        if handle is not None:
+            handle.close()
+    res = run.result
+    stats = {"engine": "lattice", **run.stats, "complete": run.complete,
+             "set_aside": int(res.rare[0])}
+    if kind == "certify":
+        found = int(res.counts[0]) > 0
+        items = (_lattice_items(pc, run.plan, d, fav, res.top[1][:1], res.top[2][:1])
+                 if found else [])
+        exact = run.stats["chunks_done"] == run.stats["chunks"]  # every chunk to its end
+        return EngineResult("lattice", items=items, complete=run.complete or found,
+                            max_abs=res.best if (exact or found) else None,
+                            max_abs_exact=exact, stats=stats)
+    divergences = None
+    complete = run.complete
+    if kind == "all":
+        count = int(res.counts[0])
+        listing = res.listing
+        left = request.time_left()
+        if left is not None and len(listing[0]) * HANDOVER_SECONDS > left:
+            # the patterns that can still be handed over in time, in index order; the count
+            # keeps every one found, the listing says it is cut
+            keep = int(left / HANDOVER_SECONDS)
+            stats["patterns_not_listed"] = len(listing[0]) - keep
+            listing = tuple(column[:keep] for column in listing)
+            complete = False
+        items, divergences = ([], None) if request.count_only or request.out is not None \
+            else _listed_items(run.plan, listing)
+    else:
+        if kind == "topk":
+            by_div = request.rank_by == "divergence"
+            heap = res.div[0] if by_div else res.top
+            idx, scores = heap[1], heap[2]
+            divergences = heap[0] if by_div else None
+        elif kind == "pareto":
+            front = final_front(res.fronts[0])
+            idx, scores = front[2], front[3]
+        else:
+            idx, scores = summary_patterns(pc, run, kind, query, n_jobs=request.n_jobs,
+                                           executor=request.executor,
+                                           scores=not request.count_only)
+        count = len(idx)
+        items = [] if request.count_only and kind != "topk" else \
+            _lattice_items(pc, run.plan, d, fav, idx, scores)
+    return EngineResult("lattice", items=items, complete=complete, count=count,
+                        divergences=divergences, max_abs=res.best if run.complete else None,
+                        max_abs_exact=run.complete, stats=stats)
+
+
+def _lattice_seconds_if_long(problem: Problem, request: Request, query: LatticeQuery
+                             ) -> float | None:
+    """One process's seconds for the lattice (a short probe), where the scan may be long
+    enough for its chunking to matter: over :data:`SIZING_POINTS` patterns or
+    :data:`SIZING_ROWS` rows of tables (marginal queries); else None (one chunk is fine)."""
+    pc = problem.pc
+    plan = make_plan(pc, problem.d, problem.fav, problem.sens, request.max_bytes)
+    if plan.num_points <= SIZING_POINTS and plan.chunk_rows() * plan.num_chunks <= SIZING_ROWS:
+        return None
+    log_z = log_normalizer(float(pc.log_marginal(None)[0]))
+    return plan.num_points / probe_rate(pc, plan, query, log_z, seconds=0.1)
+
+
+def _lattice_items(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, scores) -> list:
+    """Index-form patterns at global lattice indices, with the scores that selected them in
+    the scan and their probabilities from queries."""
+    pairs = [plan.decode(int(i)) for i in idx]
+    if not pairs:
+        return []
+    m = pattern_marginals(pc, d, fav, pairs)
+    return [ScoredPattern(x, y, float(s), float(p)) for (x, y), s, p in zip(pairs, scores, m.p_xy)]
+
+
+def _listed_items(plan: LatticePlan, listing: tuple) -> tuple[list, np.ndarray]:
+    """Index-form patterns and divergences of a scan's listing (index, Δ, P(x, y),
+    divergence arrays)."""
+    items = [ScoredPattern(*plan.decode(int(i)), float(s), float(p))
+             for i, s, p in zip(listing[0], listing[1], listing[2])]
+    return items, np.asarray(listing[3], float)
+
+
+def _csv_sink(handle, pc: Circuit, plan: LatticePlan):
+    """A scan sink writing each chunk's listing as CSV rows (header first)."""
+    writer = csv.writer(handle)
+    writer.writerow(["x", "y", "score", "probability", "divergence"])
+
+    def sink(listing: tuple) -> None:
+        items, divs = _listed_items(plan, listing)
+        for p in readable_patterns(pc, plan.decision, plan.favorable, items, 0.0, divs):
+            writer.writerow([", ".join(f"{a}={b}" for a, b in p.x.items()),
+                             ", ".join(f"{a}={b}" for a, b in p.y.items()),
+                             repr(p.score), repr(p.probability), repr(p.divergence)])
+
+    return sink
+
+
+# ------------------------------------------------------------------------------- the table
+#: The concrete engines: ``ENGINES[name](problem, request)`` answers the request with an
+#: :class:`~pcfair.patterns.results.EngineResult` (``"sample"`` only hunts witnesses).
+ENGINES: dict[str, Callable[[Problem, Request], EngineResult]] = {
+    "lattice": run_lattice,
+    "naive_bayes_search": partial(run_search, "naive_bayes_search"),
+    "tree_search": partial(run_search, "tree_search"),
+    "python_search": partial(run_search, "python_search"),
+    "sample": hunt_witness,
+}
+
+
+def answer(problem: Problem, request: Request) -> EngineResult:
+    """The request by the engine it names: ``"auto"`` by :func:`choose`, ``"search"`` by
+    :func:`search_engine`, a concrete engine as it is. ``stats["choice"]`` says which and
+    why."""
+    if request.engine == "auto":
+        return choose(problem, request)
+    name = request.engine
+    if name == "search":
+        name, why = search_engine(problem, request)
+        if name is None:
+            _python_search_refusal(problem, request, raise_it=True)
+            raise SpecError(f"no branch-and-bound search applies: {why}; use "
+                            "engine='lattice'")
+    elif name != "lattice" and name != "search":
+        refusal = _concrete_refusal(name, problem, request)
+        if refusal is not None and name == "python_search":
+            _python_search_refusal(problem, request, raise_it=True)
+        if refusal is not None:
+            raise SpecError(f"engine {name!r} does not apply: {refusal}")
+    res = ENGINES[name](problem, request)
+    res.stats["choice"] = Choice(name, f"engine={request.engine!r} was asked for", {}).to_dict()
+    return res
+
+
+def _concrete_refusal(name: str, problem: Problem, request: Request) -> str | None:
+    if name == "python_search":
+        return _python_search_refusal(problem, request)
+    opts = replace(request.search_options, compiled=True)
+    chosen, why = search_engine(problem, request.but(search_options=opts))
+    if chosen == name:
+        return None
+    if name == "tree_search" and TreeBound.from_circuit(problem.pc, problem.d,
+                                                          problem.fav) is not None:
+        return None  # a naive Bayes is a tree too
+    return why or f"the circuit is not one {name} recognises"
+
+
+@dataclass
+class _Decision:
+    """What :func:`decide` found: the choice, the lattice's estimate and plan, and the
+    probe's result where it already answers the request."""
+
+    choice: Choice
+    lattice: Estimate
+    plan: LatticePlan | None
+    answered: EngineResult | None = None
+    probe: EngineResult | None = None  # the search's unfinished probe
+
+
+def decide(problem: Problem, request: Request, probe_seconds: float = PROBE_SECONDS
+           ) -> _Decision:
+    """The choice of ``engine="auto"`` (see the module docstring), after the estimates and
+    the probe (at most ``probe_seconds``); where the probe answered, its result."""
+    lat, plan = estimate_lattice(problem, request)
+    estimates = {"lattice": lat}
+    name, why = search_engine(problem, request)
+
+    probed = None
+
+    def decision(engine: str, reason: str, answered: EngineResult | None = None) -> _Decision:
+        return _Decision(Choice(engine, reason, estimates), lat, plan, answered, probed)
+
+    if lat.applies and lat.seconds <= QUICK_SECONDS:
+        return decision("lattice", f"the lattice is estimated at {lat.seconds:.2g} s "
+                                   f"(≤ {QUICK_SECONDS:g} s): scanned at once")
+    probe = probe_seconds if not lat.applies else min(probe_seconds, lat.seconds / 2)
+    left = request.time_left()
+    if left is not None:
+        probe = min(probe, left)
+    if name is None:
+        estimates["search"] = Estimate("search", None, False, why, applies=False)
+        if request.kind == "certify" and probe > 0:
+            hunt = hunt_witness(problem, request.within(probe))
+            if hunt.items:
+                return decision("sample", f"the sampler found a witness in its {probe:.2g} s "
+                                          "hunt (no search applies)", hunt)
+    elif probe > 0:
+        t1 = time.perf_counter()
+        res = run_search(name, problem, request.within(probe).but(progress=False))
+        spent = time.perf_counter() - t1
+        nodes = res.stats["nodes"]
+        if res.complete:
+            estimates[name] = Estimate(name, spent, True, f"finished its probe ({nodes:,} nodes)")
+            what = ("found a witness" if request.kind == "certify" and res.items else
+                    "finished")
+            return decision(name, f"the search {what} within its {probe:.2g} s probe "
+                                  f"({spent:.2f} s)", res)
+        estimates[name] = Estimate(name, None, True, f"not finished after a {spent:.2f} s "
+                                                     f"probe ({nodes:,} nodes)")
+        probed = res
+    left = request.time_left()
+    budget = AUTO_LATTICE_SECONDS if left is None else left
+    within = ("the time left" if request.deadline is not None else
+              f"{AUTO_LATTICE_SECONDS:g} s (no time_limit)")
+    if lat.applies and lat.seconds <= budget:
+        return decision("lattice", f"the lattice, estimated at {lat.seconds:,.1f} s, is "
+                                   f"within {within}" + ("" if name is None else
+                                                         "; the search did not finish its "
+                                                         "probe"))
+    if name is not None:
+        lat_text = (f"estimated at {lat.seconds:,.0f} s" if lat.applies else "does not fit")
+        return decision(name, f"the lattice {lat_text}, over {within}: the search runs with "
+                              "the time left")
+    if lat.applies:
+        return decision("lattice", f"the only engine that applies ({why})")
+    raise SpecError(f"no engine answers this request: the lattice does not fit "
+                    f"({lat.note}); {why}")
+
+
+def choose(problem: Problem, request: Request) -> EngineResult:
+    """``engine="auto"``: :func:`decide`, then run the chosen engine with the time left
+    (unless the probe answered); ``stats["choice"]`` says which and why."""
+    t0 = time.perf_counter()
+    dec = decide(problem, request)
+    chosen = dec.choice.engine
+    res = dec.answered
+    if res is None:
+        if chosen == "lattice":
+            lat = dec.lattice
+            _announce("lattice", lat.seconds, request, lat.note)
+            one = (lat.seconds * _workers(request, dec.plan.num_chunks)
+                   if lat.seconds is not None else None)
+            res = run_lattice(problem, request, plan=dec.plan, one_process_seconds=one)
+        else:
+            _announce(chosen, None, request, dec.choice.reason)
+            res = ENGINES[chosen](problem, request)
+            probe = dec.probe
+            if probe is not None and not res.complete and \
+                    probe.stats["nodes"] > res.stats["nodes"]:
+                res = probe  # the time ran out: the probe established more
+    res.stats["choice"] = {**dec.choice.to_dict(), "seconds": time.perf_counter() - t0}
+    return res
+
+
+def _announce(engine: str, seconds: float | None, request: Request, note: str) -> None:
+    """Say what a long run is before it starts (standard error, when progress is shown)."""
+    if not show_progress(request.progress):
+        return
+    if seconds is not None and seconds <= ANNOUNCE_SECONDS:
+        return
+    cost = f"estimated {seconds:,.0f} s" if seconds is not None else "cost unknown"
+    limit = ("" if request.deadline is None else
+             f"; stops at the time limit in {request.time_left():,.0f} s")
+    print(f"pcfair: the {engine} engine runs ({cost}; {note}){limit}. Stop it with Ctrl-C, or "
+          "set time_limit= (--time-limit); a run stopped early says it is incomplete.",
+          file=sys.stderr, flush=True)
+
+
+def estimate_engines(model, decision, sensitive, delta: float, *, kind: str = "certify",
+                     favorable=1, k: int = 10, rank_by: str = "discrimination",
+                     n_jobs: int = 1, min_support: float = 0.0, max_bytes: int = 1 << 30,
+                     probe: float = 0.5) -> dict:
+    """What ``engine="auto"`` would weigh for this request, without running it: each engine's
+    estimate (the lattice's from a probe of about 0.25 s, the search's from a probe of at
+    most ``probe`` seconds), the engine ``"auto"`` would start the exhaustive pass with, and
+    this call's own ``seconds``.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.45, 0.55]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.5, 0.5]), 0.5)]))
+    >>> estimate_engines(pc, "d", ["s"], 0.05)["engine"]
+    'lattice'
+    """
+    from pcfair.patterns._arguments import resolve_problem, resolve_request
+
+    t0 = time.perf_counter()
+    problem = resolve_problem(model, decision, sensitive, favorable)
+    request = resolve_request(kind, delta, k=k, rank_by=rank_by, n_jobs=n_jobs,
+                              min_support=min_support, max_bytes=max_bytes, progress=False)
+    dec = decide(problem, request, probe_seconds=probe)
+    out = dec.choice.to_dict()
+    out["lattice_points"] = None if dec.plan is None else dec.plan.num_points
+    out["chunk_bytes"] = None if dec.plan is None else dec.plan.chunk_bytes()
+    out["seconds"] = time.perf_counter() - t0
+    return out
