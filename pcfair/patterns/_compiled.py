@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pcfair._progress import progress_bar
 from pcfair.errors import OptionError
 from pcfair.patterns import _search_kernels as K
-from pcfair._progress import progress_bar
 from pcfair.patterns.results import HANDOVER_SECONDS
 from pcfair.patterns.scores import ScoredPattern
 from pcfair.patterns.search_types import SearchResult
@@ -121,7 +121,7 @@ class SearchBuffers:
 def drive(step: Callable[[int], int], buf: SearchBuffers, res: SearchResult,
           deadline: float | None, progress: bool | None, desc: str) -> None:
     """Call ``step(budget)`` (one kernel call on ``buf``) until the search ends or the
-    ``deadline`` (a :func:`time.perf_counter` value) comes within
+    ``deadline`` (a :func:`time.time` value) comes within
     :data:`~pcfair.patterns.results.HANDOVER_SECONDS` per pattern found, then fill ``res``'s counters,
     ``best``, ``complete`` and patterns (``res.order`` must be set), and mark it compiled."""
     res.compiled = True
@@ -130,7 +130,7 @@ def drive(step: Callable[[int], int], buf: SearchBuffers, res: SearchResult,
         while True:
             # stop early enough to hand over what was found within the deadline
             reserve = HANDOVER_SECONDS * int(buf.ctrl[K.C_NOUT])
-            if deadline is not None and time.perf_counter() + reserve > deadline:
+            if deadline is not None and time.time() + reserve > deadline:
                 res.complete = False
                 break
             before = int(buf.ctrl[K.C_NODES])

@@ -67,22 +67,21 @@ from functools import partial
 
 import numpy as np
 
+from pcfair._progress import show_progress
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import LatticeTooLarge, OptionError, PCFairError, SpecError
 from pcfair.patterns._arguments import Problem, Request
-from pcfair._progress import show_progress
 from pcfair.patterns.bounds import NaiveBayesBound, TreeBound, select_bound
 from pcfair.patterns.lattice import (
     LatticePlan,
     LatticeQuery,
-    ScanResult,
     final_front,
     make_plan,
     probe_rate,
     scan,
     summary_patterns,
 )
-from pcfair.patterns.naive_bayes_search import NB_MODES, search_naive_bayes
+from pcfair.patterns.naive_bayes_search import search_naive_bayes
 from pcfair.patterns.parallel import parallel_search
 from pcfair.patterns.results import HANDOVER_SECONDS, EngineResult, readable_patterns
 from pcfair.patterns.sampling import sample_search
@@ -325,8 +324,7 @@ def _search_maximal(name: str, problem: Problem, request: Request) -> EngineResu
     member = {pattern_key(it.x, it.y) for it in res.patterns}
     n_features = pc.num_variables - 1
     items = []
-    deadline = (None if request.deadline is None
-                else time.perf_counter() + request.time_left())
+    deadline = request.deadline
     for it in res.patterns:
         if len(it.x) + len(it.y) == n_features:
             continue  # a complete assignment is never maximal

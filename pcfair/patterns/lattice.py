@@ -780,9 +780,10 @@ def probe_rate(circuit: Circuit, plan: LatticePlan, query: LatticeQuery, log_z: 
     prefix than ``plan``'s), then, while a chunk takes under 30 ms and the next coarser split
     (one prefix axis fewer, never coarser than ``plan``) is predicted to take under a fifth of
     ``seconds``, moves to it. At the size reached it scans chunks at prefixes drawn at random
-    (seeded) until ``seconds`` have passed (at least one), and returns their patterns over
-    their time. A first chunk loads the compiled kernels and is not timed. The prefixes are
-    never listed, so this costs the same on any lattice.
+    (seeded) until ``seconds`` have passed or they hold as many patterns as the lattice (at
+    least one), and returns their patterns over their time: a small lattice costs about two
+    scans of itself. A first chunk loads the compiled kernels and is not timed. The prefixes
+    are never listed, so this costs the same on any lattice.
     """
     cards = [plan.cards[v] + 1 for v in plan.nonsensitive]
     per, depth = float(plan.num_points), 0
@@ -809,7 +810,7 @@ def probe_rate(circuit: Circuit, plan: LatticePlan, query: LatticeQuery, log_z: 
         depth -= 1
         spent, size = timed(depth)
     done, total = size, spent
-    while time.perf_counter() - t_start < seconds:
+    while time.perf_counter() - t_start < seconds and done < plan.num_points:
         spent, size = timed(depth)
         done, total = done + size, total + spent
     return done / max(total, 1e-9)

@@ -34,7 +34,7 @@ left is a leaf. Top-k visits children by decreasing score (best first), and keep
 best in an array heap ordered as :mod:`heapq` orders ``search``'s. The bound is inflated by a
 relative 1e-9 before it is compared, as in ``search``: every mode visits, prunes and bounds
 exactly ``search``'s nodes (top-k up to the order in which rounding-level ties are met).
-A ``deadline`` (a :func:`time.perf_counter` value) is checked between chunks of nodes (a few
+A ``deadline`` (a :func:`time.time` value) is checked between chunks of nodes (a few
 milliseconds each); a run it stops is marked incomplete.
 
 Examples
@@ -63,6 +63,7 @@ from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
 from pcfair.patterns.bounds import NaiveBayesBound
+from pcfair.patterns.executors import deadline_from
 from pcfair.patterns._compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
                                       check_request, drive)
 from pcfair.patterns.scores import log_normalizer
@@ -170,7 +171,7 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     ``rank_by``, ``min_support`` and the result are those of
     :func:`pcfair.patterns.search.search`. ``order``: the features in search order, sensitive
     first (default: each group by decreasing mutual information with the decision, from the
-    tables). ``deadline`` (a :func:`time.perf_counter` value) overrides ``time_limit``.
+    tables). ``deadline`` (a :func:`time.time` value) overrides ``time_limit``.
     ``best_first``: visit a top-k node's children by decreasing score.
     """
     check_request(mode, rank_by, k)
@@ -179,7 +180,7 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
                         "log-odds alone do not give P(x, y))")
     t0 = time.perf_counter()
     if deadline is None and time_limit is not None:
-        deadline = t0 + float(time_limit)
+        deadline = deadline_from(time_limit)
     cards = [int(c) for c in cards]
     sens = sorted(set(int(v) for v in sensitive))
     features = [v for v in range(len(cards)) if v != d]

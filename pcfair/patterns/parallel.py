@@ -28,14 +28,12 @@ from pcfair.patterns.search_types import SearchResult, pattern_key, search_order
 
 
 def _share(runner: Callable, data, d: int, fav: int, sensitive: list[int], delta: float,
-           deadline_wall: float | None, kwargs: dict) -> SearchResult:
+           deadline: float | None, kwargs: dict) -> SearchResult:
     """One share of the search, run by ``runner`` (a search function defined at the top level
-    of a module, so that it pickles by name). ``deadline_wall`` is a ``time.time()`` value
-    (comparable across processes); the searches want a ``time.perf_counter()`` one, of this
-    process. A deadline already past stops the search at its root: incomplete, never "fair"."""
+    of a module, so that it pickles by name). ``deadline`` is a :func:`time.time` value, the
+    one clock of every engine (comparable across processes). A deadline already past stops
+    the search at its root: incomplete, never "fair"."""
     circuit = data if isinstance(data, Circuit) else from_dict(data)
-    deadline = (None if deadline_wall is None
-                else time.perf_counter() + (deadline_wall - time.time()))
     return runner(circuit, d, fav, sensitive, delta, deadline=deadline, **kwargs)
 
 
@@ -89,7 +87,7 @@ def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensit
     """
     if mode == "extension":
         raise OptionError("the extension mode is not split across processes")
-    deadline_wall = deadline_from(time_limit)
+    deadline = deadline_from(time_limit)
     kwargs = {"mode": mode, "k": k, "rank_by": rank_by, "min_support": min_support, **options}
     workers = resolve_n_jobs(n_jobs) if executor is None else 2
     order = search_order(circuit, d, fav, sensitive, ordering)
@@ -109,7 +107,7 @@ def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensit
         width *= (2 * int(card[v]) + 1) if v in sens else (int(card[v]) + 1)
         split += 1
     data = to_dict(circuit)
-    tasks = [(runner, data, d, fav, sensitive, delta, deadline_wall,
+    tasks = [(runner, data, d, fav, sensitive, delta, deadline,
               {**kwargs, "progress": False, "order": order, "partition": (w, workers, split)})
              for w in range(workers)]
     parts: list[SearchResult] = []

@@ -56,11 +56,12 @@ import time
 
 import numpy as np
 
+from pcfair._progress import progress_bar
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.errors import OptionError
-from pcfair._progress import progress_bar
 from pcfair.patterns.bounds import select_bound
+from pcfair.patterns.executors import deadline_from
 from pcfair.patterns.results import HANDOVER_SECONDS
 from pcfair.patterns.sampling import sample_search
 from pcfair.patterns.scores import (
@@ -194,7 +195,8 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     :func:`pattern_key`: stops at the first). ``start`` begins the search at a pattern
     (its extensions only). ``progress`` shows a counter of visited nodes (default: when the
     user can see it, :func:`pcfair._progress.show_progress`). ``deadline`` (a
-    ``time.perf_counter`` value) overrides ``time_limit``. This is the search in Python, for
+    :func:`time.time` value, the clock of every engine) overrides ``time_limit``. This is the
+    search in Python, for
     every bound and mode; the engine table (:mod:`pcfair.patterns.engines`) runs a compiled
     search instead where one applies (``options.compiled``).
     ``partition = (w, n, depth)``: explore only the subtrees below ``depth`` whose node hashes
@@ -216,7 +218,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     res = SearchResult(order=list(order), bound=bound.name)
     t0 = time.perf_counter()
     if deadline is None and time_limit is not None:
-        deadline = t0 + float(time_limit)
+        deadline = deadline_from(time_limit)
     divergence_rank = mode == "topk" and rank_by == "divergence"
     top: list[tuple[float, int, tuple]] = []  # min-heap of (key, tie, pattern) for topk
     front = _Front()
@@ -294,7 +296,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             bar.update(256)
         # stop early enough to hand over what was found within the deadline
         if deadline is not None and \
-                time.perf_counter() + HANDOVER_SECONDS * len(res.patterns) > deadline:
+                time.time() + HANDOVER_SECONDS * len(res.patterns) > deadline:
             res.complete = False
             raise _Stop
         if depth == len(order):
@@ -327,7 +329,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         visit(x, y, depth + 1, p_xy)
 
     if mode == "topk" and options.seed_runs > 0 and start is None:
-        budget = None if deadline is None else max(0.0, 0.1 * (deadline - time.perf_counter()))
+        budget = None if deadline is None else max(0.0, 0.1 * (deadline - time.time()))
         found = sample_search(circuit, d, fav, sensitive, delta, runs=options.seed_runs,
                               time_limit=budget, memo=True, random_state=0).found
         items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in found.items()]

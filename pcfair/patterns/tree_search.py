@@ -22,7 +22,7 @@ own marginals (the recognition is exact), computed in another order: scores agre
 circuit's to rounding, and the tests check them against brute force.
 
 Only ``search``'s ``seed_runs`` is not used: the compiled search does not need a head start.
-A ``deadline`` (a :func:`time.perf_counter` value) is checked between kernel calls (about
+A ``deadline`` (a :func:`time.time` value) is checked between kernel calls (about
 20 ms each); a run it stops is marked incomplete.
 
 Examples
@@ -48,6 +48,7 @@ from pcfair.errors import OptionError
 from pcfair.patterns import _bound_kernels as BK
 from pcfair.patterns import _tree_search_kernels as K
 from pcfair.patterns.bounds import TreeBound
+from pcfair.patterns.executors import deadline_from
 from pcfair.patterns._compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
                                       check_request, drive)
 from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
@@ -63,7 +64,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
 
     ``order``: the features in search order, sensitive first. ``mode``, ``k``, ``rank_by``,
     ``min_support`` and the result are those of :func:`pcfair.patterns.search.search`.
-    ``deadline`` (a :func:`time.perf_counter` value) overrides ``time_limit``.
+    ``deadline`` (a :func:`time.time` value) overrides ``time_limit``.
     ``best_first``: visit a top-k node's children by decreasing score. ``partition = (w, n,
     depth)``: explore only the subtrees below ``depth`` that hash to ``w`` modulo ``n`` (one
     share of :func:`pcfair.patterns.parallel.parallel_search`).
@@ -71,7 +72,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     check_request(mode, rank_by, k)
     t0 = time.perf_counter()
     if deadline is None and time_limit is not None:
-        deadline = t0 + float(time_limit)
+        deadline = deadline_from(time_limit)
     card = tb.card
     nv = len(card)
     sens = sorted(set(int(v) for v in sensitive))

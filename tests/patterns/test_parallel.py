@@ -69,8 +69,8 @@ def test_certify_cut_by_the_deadline_is_incomplete_never_fair(compas):
 
 
 def test_worker_deadline_is_wall_clock(compas):
-    """The worker converts the parent's ``time.time()`` deadline into its own perf_counter; a
-    deadline already past stops its search at the root (incomplete)."""
+    """The worker takes the parent's ``time.time()`` deadline as it is (one clock across
+    processes); a deadline already past stops its search at the root (incomplete)."""
     from pcfair.circuit.io.json_io import to_dict
 
     d, sens = _indices(compas)

@@ -201,7 +201,7 @@ def test_long_chains_do_not_underflow():
 
 def test_deadline_min_support_and_refusals():
     pc, sens = model(3, "tan", 6)
-    got = run(pc, sens, 0.0, mode="all", deadline=time.perf_counter() - 1)
+    got = run(pc, sens, 0.0, mode="all", deadline=time.time() - 1)
     assert not got.complete
     ref = search(pc, 0, 1, sens, 0.01, mode="all", options=PY, min_support=0.05)
     sup = run(pc, sens, 0.01, mode="all", min_support=0.05)
