@@ -31,8 +31,8 @@ in ``stats["engine"]``.
 How ``"auto"`` chooses (:func:`choose`), cheapest complete engine first:
 
 1. **Estimates.** The lattice's cost is its number of patterns over the rate of a probe of
-   small chunks of the same model and query (:func:`pcfair.patterns.lattice.probe_rate`,
-   about 0.25 s), over the processes that will run it; it is None where one chunk does not
+   chunks of the same model and query (:func:`pcfair.patterns.lattice.probe_cost`: a
+   set-up per chunk and a cost per pattern, about 0.25 s), over the processes that will run it; it is None where one chunk does not
    fit ``max_bytes``. A branch and bound's cost cannot be known before it runs: it is
    measured by a *probe*, a run of the search itself for at most :data:`PROBE_SECONDS` (or
    half the lattice's estimate, if less).
@@ -58,7 +58,6 @@ incomplete: never "fair".
 from __future__ import annotations
 
 import csv
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -77,7 +76,7 @@ from pcfair.patterns.lattice import (
     LatticeQuery,
     final_front,
     make_plan,
-    probe_rate,
+    probe_cost,
     scan,
     summary_patterns,
 )
@@ -94,7 +93,7 @@ from pcfair.patterns.tree_search import search_tree
 #: A lattice estimated at most this many seconds runs without a probe of the search.
 QUICK_SECONDS = 1.0
 #: Seconds of the lattice's probe (a fifth of the time left, if less).
-LATTICE_PROBE_SECONDS = 0.25
+LATTICE_PROBE_SECONDS = 0.5
 #: The longest probe of a branch and bound (its witness hunt, for a certification).
 PROBE_SECONDS = 2.0
 #: Without a ``time_limit``, ``"auto"`` scans the lattice when it is estimated at most this
@@ -208,12 +207,13 @@ def estimate_lattice(problem: Problem, request: Request) -> tuple[Estimate, Latt
     log_z = log_normalizer(float(pc.log_marginal(None)[0]))
     left = request.time_left()
     probe = LATTICE_PROBE_SECONDS if left is None else min(LATTICE_PROBE_SECONDS, left / 5)
-    rate = probe_rate(pc, plan, _lattice_query(request), log_z, seconds=probe)
-    one = plan.num_points / rate
-    workers = _workers(request, max(plan.num_chunks, math.ceil(one / CHUNK_SECONDS)))
+    cost = probe_cost(pc, plan, _lattice_query(request), log_z, seconds=probe)
+    chunks = max(plan.num_chunks, cost.chunks_for(plan.num_points, CHUNK_SECONDS))
+    one = cost.seconds(plan.num_points, chunks)
+    workers = _workers(request, chunks)
     seconds = one / workers + (POOL_START_SECONDS if workers > 1 else 0.0)
-    note = (f"{plan.num_points:,} patterns at {rate:,.0f} a second (probe)"
-            + (f" on {workers} processes" if workers > 1 else ""))
+    note = (f"{plan.num_points:,} patterns at {plan.num_points / one:,.0f} a second in "
+            f"{chunks:,} chunk(s) (probe)" + (f" on {workers} processes" if workers > 1 else ""))
     if request.kind in ("maximal", "minimal"):
         seconds *= 1.5  # the closures and a second pass for the summaries' scores
     return Estimate("lattice", seconds, True, note), plan
@@ -450,7 +450,8 @@ def _lattice_seconds_if_long(problem: Problem, request: Request, query: LatticeQ
     if plan.num_points <= SIZING_POINTS and plan.chunk_rows() * plan.num_chunks <= SIZING_ROWS:
         return None
     log_z = log_normalizer(float(pc.log_marginal(None)[0]))
-    return plan.num_points / probe_rate(pc, plan, query, log_z, seconds=0.1)
+    cost = probe_cost(pc, plan, query, log_z, seconds=0.1)
+    return cost.seconds(plan.num_points, cost.chunks_for(plan.num_points, CHUNK_SECONDS))
 
 
 def _lattice_items(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, scores) -> list:
@@ -505,6 +506,9 @@ def answer(problem: Problem, request: Request) -> EngineResult:
     if request.engine == "auto":
         return choose(problem, request)
     name = request.engine
+    if request.out is not None and name != "lattice":
+        raise OptionError("out= streams the patterns of the lattice engine: use "
+                          "engine='lattice' or 'auto'")
     if name == "search":
         name, why = search_engine(problem, request)
         if name is None:
@@ -563,6 +567,8 @@ def decide(problem: Problem, request: Request, probe_seconds: float = PROBE_SECO
     if lat.applies and lat.seconds <= QUICK_SECONDS:
         return decision("lattice", f"the lattice is estimated at {lat.seconds:.2g} s "
                                    f"(≤ {QUICK_SECONDS:g} s): scanned at once")
+    if lat.applies and request.out is not None:
+        return decision("lattice", "out= streams the lattice's patterns to a file")
     probe = probe_seconds if not lat.applies else min(probe_seconds, lat.seconds / 2)
     left = request.time_left()
     if left is not None:

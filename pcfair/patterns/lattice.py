@@ -50,6 +50,7 @@ the patterns it selects come from a second pass over the chunks that hold them
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -770,20 +771,41 @@ def _axis_cards(plan: LatticePlan) -> tuple[int, ...]:
     return tuple(plan.cards[v] for v in plan.features)
 
 
-def probe_rate(circuit: Circuit, plan: LatticePlan, query: LatticeQuery, log_z: float, *,
-               seconds: float = 0.25, points: int = 1 << 20) -> float:
-    """Patterns a second one process scans for ``query``, measured on a few chunks.
+@dataclass(frozen=True)
+class ScanCost:
+    """A scan's cost model, measured by :func:`probe_cost`: one process spends
+    ``per_chunk`` seconds on each chunk (its set-up, in Python) and ``per_point`` seconds on
+    each pattern (its table of marginal queries, the walk, the scoring)."""
 
-    A chunk has a fixed cost (its set-up, in Python) and a cost per pattern (its table of
-    marginal queries, the walk, the scoring), so the rate is measured on chunks as large as
-    the probe affords: it starts at chunks of at most about ``points`` patterns (a deeper
-    prefix than ``plan``'s), then, while a chunk takes under 30 ms and the next coarser split
-    (one prefix axis fewer, never coarser than ``plan``) is predicted to take under a fifth of
-    ``seconds``, moves to it. At the size reached it scans chunks at prefixes drawn at random
-    (seeded) until ``seconds`` have passed or they hold as many patterns as the lattice (at
-    least one), and returns their patterns over their time: a small lattice costs about two
-    scans of itself. A first chunk loads the compiled kernels and is not timed. The prefixes
-    are never listed, so this costs the same on any lattice.
+    per_chunk: float
+    per_point: float
+
+    def seconds(self, points: float, chunks: int) -> float:
+        """Seconds of one process for ``points`` patterns in ``chunks`` chunks."""
+        return chunks * self.per_chunk + points * self.per_point
+
+    def chunks_for(self, points: float, seconds: float) -> int:
+        """Chunks of about ``seconds`` each for ``points`` patterns (at least one)."""
+        return max(1, math.ceil(points * self.per_point / max(seconds, 1e-9)))
+
+
+def probe_cost(circuit: Circuit, plan: LatticePlan, query: LatticeQuery, log_z: float, *,
+               seconds: float = 0.25, points: int = 1 << 20) -> ScanCost:
+    """The scan's :class:`ScanCost` for ``query``, measured on a few chunks in about
+    ``seconds``.
+
+    A chunk costs a fixed set-up plus a cost per pattern, and small chunks are dominated by
+    the former (about 8 ms a chunk, against 0.4 ns a pattern on German), so the probe times
+    chunks of growing size: from at most about ``points`` patterns (a deeper prefix than
+    ``plan``'s) it moves to the next coarser split (one prefix axis fewer, never coarser than
+    ``plan``) while a chunk takes under a tenth of ``seconds`` and the next is predicted to
+    take under a third; then it times more chunks at the size reached until ``seconds`` have
+    passed or they hold as many patterns as the lattice. Prefixes are drawn at random
+    (seeded); a first chunk loads the compiled kernels and is not timed; the prefixes are
+    never listed, so this costs the same on any lattice. The cost per pattern is the slope
+    between the medians of the two largest sizes timed (the set-up is what is left at the
+    largest), or, with one size, its time over its patterns (set-up included: an upper
+    bound).
     """
     cards = [plan.cards[v] + 1 for v in plan.nonsensitive]
     per, depth = float(plan.num_points), 0
@@ -794,33 +816,43 @@ def probe_rate(circuit: Circuit, plan: LatticePlan, query: LatticeQuery, log_z: 
     rng = np.random.default_rng(0)
     query = LatticeQuery(deltas=query.deltas, min_support=query.min_support,
                          k_top=query.k_top, k_div=query.k_div, pareto=query.pareto)
+    times: dict[float, list[float]] = {}
 
-    def timed(depth: int) -> tuple[float, float]:
-        """Seconds and patterns of one chunk at a random prefix of ``depth`` axes."""
+    def timed(depth: int) -> float:
+        """Time one chunk at a random prefix of ``depth`` axes; its seconds."""
         probe = _replace(plan, depth)
         prefix = tuple(int(rng.integers(0, c)) for c in cards[:depth])
         t0 = time.perf_counter()
         scan_chunk(circuit, probe, prefix, query, log_z)
-        return time.perf_counter() - t0, probe.num_points / probe.num_chunks
+        spent = time.perf_counter() - t0
+        times.setdefault(probe.num_points / probe.num_chunks, []).append(spent)
+        return spent
 
-    timed(depth)  # load the kernels
+    scan_chunk(circuit, _replace(plan, depth), (0,) * depth, query, log_z)  # load the kernels
     t_start = time.perf_counter()
-    spent, size = timed(depth)
-    while spent < 0.03 and depth > plan.prefix and spent * cards[depth - 1] < seconds / 5:
+    spent = max(timed(depth), timed(depth))
+    while (depth > plan.prefix and spent < seconds / 10
+           and spent * cards[depth - 1] < seconds / 3):
         depth -= 1
-        spent, size = timed(depth)
-    done, total = size, spent
-    while time.perf_counter() - t_start < seconds and done < plan.num_points:
-        spent, size = timed(depth)
-        done, total = done + size, total + spent
-    return done / max(total, 1e-9)
+        spent = max(timed(depth), timed(depth))
+    size = max(times)
+    while time.perf_counter() - t_start < seconds and len(times[size]) * size < plan.num_points:
+        timed(depth)
+    sizes = sorted(times)
+    big, t_big = sizes[-1], float(np.median(times[sizes[-1]]))
+    if len(sizes) > 1:
+        small, t_small = sizes[-2], float(np.median(times[sizes[-2]]))
+        slope = (t_big - t_small) / (big - small)
+        if slope > 0:
+            return ScanCost(per_chunk=max(0.0, t_big - slope * big), per_point=slope)
+    return ScanCost(per_chunk=0.0, per_point=t_big / big)
 
 
 def estimate(circuit: Circuit, decision: int, favorable: int, sensitive: list[int], *,
              max_bytes: int = DEFAULT_MAX_BYTES, query: LatticeQuery | None = None,
              seconds: float = 0.25) -> dict:
     """Estimated time and memory of a full scan for ``query`` (default: a certification),
-    from :func:`probe_rate` (about ``seconds`` of small chunks).
+    from :func:`probe_cost` (about ``seconds`` of small chunks).
 
     Returns a dict with ``lattice_points``, ``chunks`` and ``chunk_bytes`` (of the plan a scan
     would use), ``summary_bytes`` (the bitmap of maximal/minimal patterns at 3 thresholds,
@@ -841,7 +873,8 @@ def estimate(circuit: Circuit, decision: int, favorable: int, sensitive: list[in
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
     plan = make_plan(circuit, decision, favorable, sensitive, max_bytes)
     query = LatticeQuery(deltas=(0.0,), k_top=1) if query is None else query
-    rate = probe_rate(circuit, plan, query, log_z, seconds=seconds)
+    cost = probe_cost(circuit, plan, query, log_z, seconds=seconds)
+    total = cost.seconds(plan.num_points, plan.num_chunks)
     return {"lattice_points": plan.num_points, "chunks": plan.num_chunks,
             "chunk_bytes": plan.chunk_bytes(), "summary_bytes": summary_bytes(plan, 3),
-            "points_per_second": rate, "estimated_seconds": plan.num_points / rate}
+            "points_per_second": plan.num_points / total, "estimated_seconds": total}

@@ -245,6 +245,12 @@ def test_all_patterns_stream_to_a_csv_file(tmp_path):
     kept = pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, engine="lattice")
     assert len(table) == 2356
     assert sorted(table["score"].round(12)) == sorted(round(p.score, 12) for p in kept)
+    # "auto" streams through the lattice too; the search cannot stream
+    again = tmp_path / "auto.csv"
+    assert pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, out=again).count == 2356
+    assert len(pd.read_csv(again, keep_default_na=False)) == 2356
+    with pytest.raises(pcfair.errors.OptionError, match="out= streams"):
+        pcfair.find_patterns(pc, "ScoreText_", sens, 0.05, engine="search", out=again)
     assert set(zip(table["x"], table["y"])) == set(kept.to_frame()[["x", "y"]].itertuples(
         index=False, name=None))
     with pytest.raises(ValueError, match="kind='all'"):
@@ -299,3 +305,22 @@ def test_a_chunk_cut_by_its_deadline_keeps_what_it_found():
     assert 0 < cut.counts[0] < whole.counts[0]
     kept = set(cut.listing[0].tolist())
     assert kept and kept <= set(whole.listing[0].tolist())
+
+
+def test_probe_cost_model():
+    """The probe's cost model: a positive cost per pattern, a set-up per chunk that is not
+    negative, and the arithmetic the engine table plans chunks with."""
+    from pcfair.patterns.lattice import ScanCost, probe_cost
+    from pcfair.patterns.scores import log_normalizer
+
+    pc, d, fav, sens = resolve_problem(pcfair.load(COMPAS), "ScoreText_",
+                                       ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"], 1)
+    plan = make_plan(pc, d, fav, sens)
+    log_z = log_normalizer(float(pc.log_marginal(None)[0]))
+    t = time.perf_counter()
+    cost = probe_cost(pc, plan, LatticeQuery(deltas=(0.05,), k_top=1), log_z, seconds=0.05)
+    assert time.perf_counter() - t < 5.0
+    assert cost.per_point > 0 and cost.per_chunk >= 0
+    model = ScanCost(per_chunk=0.01, per_point=1e-9)
+    assert model.seconds(2e9, 10) == pytest.approx(2.1)
+    assert model.chunks_for(2e9, 0.5) == 4 and model.chunks_for(10, 0.5) == 1
