@@ -30,6 +30,9 @@ in ``stats["engine"]``.
 
 How ``"auto"`` chooses (:func:`choose`), cheapest complete engine first:
 
+0. **A glance.** Where the lattice has over :data:`GLANCE_POINTS` patterns, the search runs
+   for :data:`GLANCE_SECONDS` first: an answer then (most witnesses take a few nodes) is the
+   cheapest there is, and no estimate is made.
 1. **Estimates.** The lattice's cost is its number of patterns over the rate of a probe of
    chunks of the same model and query (:func:`pcfair.patterns.lattice.probe_cost`: a
    set-up per chunk and a cost per pattern, about 0.25 s), over the processes that will run it; it is None where one chunk does not
@@ -90,6 +93,10 @@ from pcfair.patterns.search_types import SearchResult, pattern_key
 from pcfair.patterns.summaries import pareto_mask
 from pcfair.patterns.tree_search import search_tree
 
+#: Lattices over this many patterns (a tenth of a second or more to scan) let the search try
+#: first for :data:`GLANCE_SECONDS`: most witnesses, and many proofs, take it a few nodes.
+GLANCE_POINTS = 100_000_000
+GLANCE_SECONDS = 0.1
 #: A lattice estimated at most this many seconds runs without a probe of the search.
 QUICK_SECONDS = 1.0
 #: Seconds of the lattice's probe (a fifth of the time left, if less).
@@ -196,14 +203,24 @@ def _workers(request: Request, chunks: int) -> int:
     return max(1, min(request.n_jobs, chunks))
 
 
-def estimate_lattice(problem: Problem, request: Request) -> tuple[Estimate, LatticePlan | None]:
-    """The lattice's estimate for ``request`` (a probe of :data:`LATTICE_PROBE_SECONDS`) and
-    its plan (None where a chunk does not fit ``max_bytes``)."""
-    pc = problem.pc
+def _plan(problem: Problem, request: Request) -> LatticePlan | None:
+    """The lattice's plan, None where one chunk does not fit ``max_bytes``."""
     try:
-        plan = make_plan(pc, problem.d, problem.fav, problem.sens, request.max_bytes)
-    except LatticeTooLarge as exc:
-        return Estimate("lattice", None, True, str(exc), applies=False), None
+        return make_plan(problem.pc, problem.d, problem.fav, problem.sens, request.max_bytes)
+    except LatticeTooLarge:
+        return None
+
+
+def estimate_lattice(problem: Problem, request: Request, plan: LatticePlan | None = None
+                     ) -> tuple[Estimate, LatticePlan | None]:
+    """The lattice's estimate for ``request`` (a probe of :data:`LATTICE_PROBE_SECONDS`) and
+    its plan (``plan`` if given; None where a chunk does not fit ``max_bytes``)."""
+    pc = problem.pc
+    if plan is None:
+        try:
+            plan = make_plan(pc, problem.d, problem.fav, problem.sens, request.max_bytes)
+        except LatticeTooLarge as exc:
+            return Estimate("lattice", None, True, str(exc), applies=False), None
     log_z = log_normalizer(float(pc.log_marginal(None)[0]))
     left = request.time_left()
     probe = LATTICE_PROBE_SECONDS if left is None else min(LATTICE_PROBE_SECONDS, left / 5)
@@ -555,11 +572,31 @@ def decide(problem: Problem, request: Request, probe_seconds: float = PROBE_SECO
            ) -> _Decision:
     """The choice of ``engine="auto"`` (see the module docstring), after the estimates and
     the probe (at most ``probe_seconds``); where the probe answered, its result."""
-    lat, plan = estimate_lattice(problem, request)
-    estimates = {"lattice": lat}
     name, why = search_engine(problem, request)
-
+    estimates: dict = {}
     probed = None
+    plan = _plan(problem, request)
+    if (name is not None and request.out is None
+            and (plan is None or plan.num_points > GLANCE_POINTS)):
+        glance = GLANCE_SECONDS if request.deadline is None else \
+            min(GLANCE_SECONDS, request.time_left())
+        t1 = time.perf_counter()
+        res = run_search(name, problem, request.within(glance).but(progress=False))
+        if res.complete:
+            spent = time.perf_counter() - t1
+            estimates["lattice"] = Estimate("lattice", None, plan is not None,
+                                            "not estimated: the search answered first",
+                                            applies=plan is not None)
+            estimates[name] = Estimate(name, spent, True,
+                                       f"answered in its first {glance:g} s "
+                                       f"({res.stats['nodes']:,} nodes)")
+            what = ("found a witness" if request.kind == "certify" and res.items else
+                    "finished")
+            return _Decision(Choice(name, f"the search {what} in its first {glance:g} s "
+                                          f"({spent:.2f} s), before any estimate", estimates),
+                             estimates["lattice"], plan, res)
+    lat, plan = estimate_lattice(problem, request, plan)
+    estimates["lattice"] = lat
 
     def decision(engine: str, reason: str, answered: EngineResult | None = None) -> _Decision:
         return _Decision(Choice(engine, reason, estimates), lat, plan, answered, probed)

@@ -243,9 +243,9 @@ def test_engine_table_runs_every_exact_engine_by_name():
                                                   (21, "naive_bayes")])
 def test_auto_says_which_engine_and_why(n_features, structure):
     """``auto`` records its choice with every estimate, and the choice obeys the documented
-    rules (a quick lattice at once; else a search that finishes its probe; else the lattice
-    within the budget)."""
-    from pcfair.patterns.engines import QUICK_SECONDS
+    rules (a search answering at a glance; a quick lattice at once; else a search that
+    finishes its probe; else the lattice within the budget)."""
+    from pcfair.patterns.engines import GLANCE_SECONDS, QUICK_SECONDS
 
     rng = np.random.default_rng(n_features)
     df = pd.DataFrame(rng.integers(0, 2, (300, n_features + 1)),
@@ -254,8 +254,11 @@ def test_auto_says_which_engine_and_why(n_features, structure):
     cert = certify(pc, "v0", ["v1", "v2", "v3", "v4"], 0.3)
     choice = cert.stats["choice"]
     lattice = choice["estimates"]["lattice"]
-    assert lattice["applies"] and lattice["seconds"] > 0
-    if lattice["seconds"] <= QUICK_SECONDS:
+    assert lattice["applies"]
+    if lattice["seconds"] is None:  # the search answered at a glance, before any estimate
+        assert "before any estimate" in choice["reason"]
+        assert choice["estimates"][choice["engine"]]["seconds"] <= GLANCE_SECONDS + 0.5
+    elif lattice["seconds"] <= QUICK_SECONDS:
         assert choice["engine"] == "lattice" and "at once" in choice["reason"]
     else:
         searched = [e for n, e in choice["estimates"].items() if n != "lattice"]
