@@ -443,7 +443,7 @@ def _cmd_certify(args) -> int:
 
 def _dry_run(args) -> int:
     """Print what ``--engine auto`` would weigh: each engine's estimate (the lattice's from
-    its plan and a probe of small chunks, the search's from a probe of half a second), the
+    its plan and a probe of chunks, the search's from a probe of half a second), the
     engine it would run, the lattice's memory; certify nothing. About a second."""
     import json
 

@@ -33,12 +33,13 @@ How ``"auto"`` chooses (:func:`choose`), cheapest complete engine first:
 0. **A glance.** Where the lattice has over :data:`GLANCE_POINTS` patterns, the search runs
    for :data:`GLANCE_SECONDS` first: an answer then (most witnesses take a few nodes) is the
    cheapest there is, and no estimate is made.
-1. **Estimates.** The lattice's cost is its number of patterns over the rate of a probe of
-   chunks of the same model and query (:func:`pcfair.patterns.lattice.probe_cost`: a
-   set-up per chunk and a cost per pattern, about 0.25 s), over the processes that will run it; it is None where one chunk does not
-   fit ``max_bytes``. A branch and bound's cost cannot be known before it runs: it is
-   measured by a *probe*, a run of the search itself for at most :data:`PROBE_SECONDS` (or
-   half the lattice's estimate, if less).
+1. **Estimates.** The lattice's cost comes from a probe of chunks of the same model and
+   query (:func:`pcfair.patterns.lattice.probe_cost`, :data:`LATTICE_PROBE_SECONDS`: a
+   set-up per chunk and a cost per pattern) applied to its plan, split over the processes
+   that will run it; it does not apply where one chunk does not fit ``max_bytes``. A branch
+   and bound's cost cannot be known before it runs: it is measured by a *probe*, a run of the
+   search itself for at most :data:`PROBE_SECONDS` (or half the lattice's estimate, if
+   less).
 2. **Quick lattice.** A lattice estimated at most :data:`QUICK_SECONDS` runs at once.
 3. **Witness first** (certification). The probe is the search's first-witness mode, or the
    sampler where no search applies: a witness answers "unfair" at once; a search that ends
@@ -72,7 +73,12 @@ import numpy as np
 from pcfair._progress import show_progress
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import LatticeTooLarge, OptionError, PCFairError, SpecError
-from pcfair.patterns._arguments import Problem, Request
+from pcfair.patterns._arguments import (
+    Problem,
+    Request,
+    resolve_problem,
+    resolve_request,
+)
 from pcfair.patterns.bounds import NaiveBayesBound, TreeBound, select_bound
 from pcfair.patterns.lattice import (
     LatticePlan,
@@ -694,9 +700,10 @@ def estimate_engines(model, decision, sensitive, delta: float, *, kind: str = "c
                      n_jobs: int = 1, min_support: float = 0.0, max_bytes: int = 1 << 30,
                      probe: float = 0.5) -> dict:
     """What ``engine="auto"`` would weigh for this request, without running it: each engine's
-    estimate (the lattice's from a probe of about 0.25 s, the search's from a probe of at
-    most ``probe`` seconds), the engine ``"auto"`` would start the exhaustive pass with, and
-    this call's own ``seconds``.
+    estimate (the lattice's from a probe of :data:`LATTICE_PROBE_SECONDS`, the search's from
+    a glance and a probe of at most ``probe`` seconds), the engine ``"auto"`` would run (or
+    that answered during the probes), why, the lattice's size and chunk memory, and this
+    call's own ``seconds`` (about a second; ``pcfair certify --dry-run`` prints it).
 
     Examples
     --------
@@ -707,8 +714,6 @@ def estimate_engines(model, decision, sensitive, delta: float, *, kind: str = "c
     >>> estimate_engines(pc, "d", ["s"], 0.05)["engine"]
     'lattice'
     """
-    from pcfair.patterns._arguments import resolve_problem, resolve_request
-
     t0 = time.perf_counter()
     problem = resolve_problem(model, decision, sensitive, favorable)
     request = resolve_request(kind, delta, k=k, rank_by=rank_by, n_jobs=n_jobs,

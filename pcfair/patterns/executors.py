@@ -53,8 +53,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from pcfair.errors import OptionError, ResourceCappedWarning
 from pcfair._progress import progress_bar
+from pcfair.errors import OptionError, ResourceCappedWarning
 
 __all__ = ["ChunkRun", "DASK_INSTALL_HINT", "GUARD_WARNING", "deadline_from", "map_chunks",
            "resolve_n_jobs"]

@@ -60,17 +60,17 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import to_dict
 from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.errors import LatticeTooLarge
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _lattice_kernels as K
-from pcfair.errors import LatticeTooLarge
+from pcfair.patterns.executors import deadline_from, map_chunks
+from pcfair.patterns.scores import THRESHOLD_ATOL, log_normalizer
 from pcfair.patterns.summaries import (
     extension_summaries,
     pareto_candidates,
     pareto_mask,
     summary_word,
 )
-from pcfair.patterns.executors import deadline_from, map_chunks
-from pcfair.patterns.scores import THRESHOLD_ATOL, log_normalizer
 
 #: Default memory budget of one chunk (table and walk buffers), bytes.
 DEFAULT_MAX_BYTES = 1 << 30

@@ -62,10 +62,15 @@ from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
+from pcfair.patterns._compiled import (
+    COMPILED_MODES,
+    MODE_IDS,
+    SearchBuffers,
+    check_request,
+    drive,
+)
 from pcfair.patterns.bounds import NaiveBayesBound
 from pcfair.patterns.executors import deadline_from
-from pcfair.patterns._compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
-                                      check_request, drive)
 from pcfair.patterns.scores import log_normalizer
 from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import peek, remember
+from pcfair.errors import OptionError
 from pcfair.inference.gradients import GradientPlan, SoftmaxParameters, structure_key
 from pcfair.patterns._arguments import RANKS, resolve_problem
 from pcfair.patterns.api import certify, find_patterns

@@ -47,10 +47,15 @@ from pcfair.circuit.circuit import Circuit
 from pcfair.errors import OptionError
 from pcfair.patterns import _bound_kernels as BK
 from pcfair.patterns import _tree_search_kernels as K
+from pcfair.patterns._compiled import (
+    COMPILED_MODES,
+    MODE_IDS,
+    SearchBuffers,
+    check_request,
+    drive,
+)
 from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.executors import deadline_from
-from pcfair.patterns._compiled import (COMPILED_MODES, MODE_IDS, SearchBuffers,
-                                      check_request, drive)
 from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
 
 
