@@ -4,8 +4,11 @@ from pcfair.errors import (
     DataError,
     EvidenceError,
     FormatError,
+    LatticeTooLarge,
+    OptionError,
     PCFairError,
     PCFairWarning,
+    ResourceCappedWarning,
     SpecError,
     StructureError,
     SummariesOmittedWarning,
@@ -53,6 +56,13 @@ def __getattr__(name: str):
         return mod if attr is None else getattr(mod, attr)
     raise AttributeError(f"module 'pcfair' has no attribute {name!r}")
 
+
+def __dir__() -> list[str]:
+    """The module's names with those imported on first use (so that ``dir(pcfair)`` and tab
+    completion show ``certify``, ``find_patterns``, ``load``...)."""
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     "Circuit",
     "CircuitBuilder",
@@ -69,8 +79,11 @@ __all__ = [
     "DataError",
     "EvidenceError",
     "FormatError",
+    "LatticeTooLarge",
+    "OptionError",
     "PCFairError",
     "PCFairWarning",
+    "ResourceCappedWarning",
     "SpecError",
     "StructureError",
     "SummariesOmittedWarning",

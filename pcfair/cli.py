@@ -33,6 +33,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from pcfair.errors import OptionError, PCFairError
 
@@ -272,6 +273,7 @@ def _cmd_learn(args) -> int:
     from pcfair.learn.data import prepare_frame
 
     t0 = time.perf_counter()
+    _check_output(args.out, (".json", ".psdd", ".jpc"))
     if args.fair and (args.sensitive is None or args.delta is None):
         raise OptionError("learn --fair needs --sensitive and --delta")
     if not args.fair and (args.sensitive is not None or args.delta is not None):
@@ -400,6 +402,19 @@ def _jobs_arg(p: argparse.ArgumentParser) -> None:
                         "(e.g. tcp://10.0.0.5:8786; needs pip install pcfair[distributed])")
 
 
+def _check_output(path, suffixes: tuple[str, ...] | None = None) -> None:
+    """Refuse an output path before any work: its folder must exist, and its suffix be one of
+    ``suffixes`` (when given)."""
+    if path is None:
+        return
+    out = Path(path)
+    if not out.parent.is_dir():
+        raise OptionError(f"cannot write {out}: the folder {out.parent} does not exist")
+    if suffixes is not None and out.suffix.lower() not in suffixes:
+        raise OptionError(f"cannot write {out}: expected a name ending in "
+                          f"{' or '.join(suffixes)}")
+
+
 def _sensitive(args) -> list[str]:
     return [s.strip() for s in args.sensitive.split(",") if s.strip()]
 
@@ -478,6 +493,7 @@ def _cmd_patterns(args) -> int:
 
     from pcfair.patterns import find_patterns, sample_patterns
 
+    _check_output(args.out, (".csv",))
     pc = _load(args)
     if args.engine == "sample":
         if args.kind not in ("all", "topk", "pareto") or args.rank_by != "discrimination":
@@ -513,8 +529,12 @@ def _cmd_patterns(args) -> int:
         frame = ps.to_frame().drop(columns=["x_dict", "y_dict"])
         print(f"{ps.count} {args.kind} pattern(s) at delta {args.delta} "
               f"(engine {ps.engine}, complete {ps.complete})")
-        if len(frame):
-            print(frame.to_string(index=False))
+        shown = frame if not args.limit else frame.head(args.limit)
+        if len(shown):
+            print(shown.to_string(index=False))
+        if len(shown) < len(frame):
+            print(f"... and {len(frame) - len(shown):,} more (--limit 0 prints them all; "
+                  "--format csv or --out FILE.csv writes them)")
     return EXIT_OK if ps.complete else EXIT_INCOMPLETE
 
 
@@ -542,9 +562,14 @@ def _cmd_report(args) -> int:
     from pcfair.reporting import report
 
     deltas = [x.strip() for x in args.deltas.split(",") if x.strip()]  # checked by report
+    fmt = args.format
+    if fmt is None:  # from the file name, else HTML
+        from pcfair.reporting import format_of
+
+        fmt = (format_of(args.out) if args.out is not None else None) or "html"
     text = report(_load(args), args.decision, _sensitive(args), args.delta,
                   favorable=args.favorable, deltas=deltas, k=args.k,
-                  format=args.format, out=args.out, engine=args.engine,
+                  format=fmt, out=args.out, engine=args.engine,
                   time_limit=args.time_limit, sampled=args.sample_runs,
                   max_patterns_per_table=args.max_rows,
                   title=f"pcfair fairness report: {args.model}", random_state=args.seed,
@@ -562,7 +587,8 @@ def _add_report_command(sub: argparse._SubParsersAction) -> None:
     _pattern_args(p)
     _jobs_arg(p)
     p.add_argument("--out", help="write the report here (default: print it)")
-    p.add_argument("--format", choices=("html", "markdown"), default="html")
+    p.add_argument("--format", choices=("html", "markdown"), default=None,
+                   help="html or markdown (default: from the --out file's suffix, else html)")
     p.add_argument("--deltas", default="0.01,0.05,0.1",
                    help="comma-separated thresholds of the pattern-count table")
     p.add_argument("--k", type=positive_int, default=10, help="size of the top-k tables (10)")
@@ -614,6 +640,9 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
                    help="with --kind all: stream every pattern to this CSV file (any number "
                         "of patterns, bounded memory)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--limit", type=nonnegative_int, default=50, metavar="N",
+                   help="rows of the table format (default 50; 0: all); csv and json list "
+                        "every pattern")
     p.set_defaults(func=_cmd_patterns)
     p = sub.add_parser("metrics", help="group-fairness metrics DI, SP, SP-1, EO of a circuit")
     _model_args(p)

@@ -142,3 +142,13 @@ def test_verbose_plain_learning(planted_csv, tmp_path, capsys):
                  "--out", str(tmp_path / "m.json")]) == EXIT_OK
     out = capsys.readouterr().out
     assert out.startswith(f"read {path}: 3,000 rows") and "done in" in out
+
+
+@pytest.mark.parametrize("name,message", [("missing/model.json", "does not exist"),
+                                          ("model.txt", "expected a name ending in")])
+def test_the_output_is_checked_before_learning(floats_csv, tmp_path, capsys, name, message):
+    t0 = time.perf_counter()
+    assert main(["learn", str(floats_csv), "--decision", "d", "--bins", "3",
+                 "--out", str(tmp_path / name)]) == EXIT_BAD_INPUT
+    assert message in capsys.readouterr().err and time.perf_counter() - t0 < 5.0
+    assert not list(tmp_path.glob("model*"))

@@ -73,3 +73,36 @@ def test_unknown_format_is_an_argument_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["report", *ARGS, "--format", "pdf"])
     assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_the_output_suffix_picks_the_format_and_a_foreign_one_is_refused(tmp_path, capsys):
+    """``--out r.md`` writes markdown without ``--format``; an HTML page is never written into
+    ``r.pdf`` (checked before any work), nor markdown into ``r.html``."""
+    assert main(["report", *ARGS, "--out", str(tmp_path / "r.pdf")]) == EXIT_BAD_INPUT
+    assert "not .pdf" in capsys.readouterr().err and not (tmp_path / "r.pdf").exists()
+    assert main(["report", *ARGS, "--out", str(tmp_path / "r.html"),
+                 "--format", "markdown"]) == EXIT_BAD_INPUT
+    assert "format='html'" in capsys.readouterr().err
+    assert main(["report", *ARGS, "--out", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text(encoding="utf-8").startswith("# pcfair")
+
+
+def test_long_pattern_listings_are_capped_in_the_table_format(capsys):
+    """``pcfair patterns`` prints at most ``--limit`` rows as a table (50 by default), says
+    how many more there are, and lists them all with ``--limit 0`` or as CSV; a CSV output in
+    a missing folder is refused before any work."""
+    from pathlib import Path
+
+    model = Path(__file__).resolve().parents[1] / "circuits" / "compas_clt.json"
+    args = ["patterns", str(model), "--decision", "ScoreText_", "--sensitive",
+            "Ethnic_Code_Text_,MaritalStatus_,Sex_,Age", "--delta", "0.05"]
+    assert main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("2356 all pattern(s)") and len(out) == 1 + 1 + 50 + 1
+    assert out[-1].startswith("... and 2,306 more")
+    assert main([*args, "--limit", "0"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1 + 1 + 2356
+    assert main([*args, "--format", "csv"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1 + 2356
+    assert main([*args, "--out", str(model.parent / "no" / "x.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -48,3 +48,16 @@ def test_audit_commands_register_on_use(capsys):
     out = capsys.readouterr().out
     for method in ("cbs", "testsgd", "disaggregate", "monitor"):
         assert method in out
+
+
+def test_dir_of_the_package_lists_the_names_imported_on_use():
+    """``dir(pcfair)`` (and so tab completion) shows the lazily imported API, and every name
+    it lists resolves."""
+    import pcfair
+
+    names = dir(pcfair)
+    assert {"certify", "find_patterns", "load", "learn_pc", "report", "PCClassifier",
+            "OptionError", "ResourceCappedWarning"} <= set(names)
+    assert set(pcfair.__all__) <= set(names)
+    for name in ("certify", "find_patterns", "load"):
+        assert callable(getattr(pcfair, name))

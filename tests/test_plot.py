@@ -275,3 +275,13 @@ def test_pcfair_plot_is_lazy_and_importing_it_does_not_import_pyplot():
 def test_examples():
     result = doctest.testmod(plot, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_pattern_set_plots_itself_with_its_front_and_threshold(compas):
+    _, ps = compas
+    ax = ps["all"].plot(title="COMPAS")
+    assert len(_collection(ax, "patterns").get_offsets()) == ps["all"].count
+    assert len(_collection(ax, "Pareto-optimal").get_offsets()) == ps["pareto"].count
+    assert "δ = 0.05" in _legend(ax) and ax.get_title() == "COMPAS"
+    fig, given = plt.subplots()
+    assert ps["pareto"].plot(ax=given) is given

@@ -62,6 +62,7 @@ incomplete: never "fair".
 from __future__ import annotations
 
 import csv
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -413,9 +414,13 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
                    plan=plan, min_chunks=min_chunks,
                    until_witness=kind == "certify" and not request.exact_max,
                    handover=0.0 if request.out is not None else HANDOVER_SECONDS)
-    finally:
+    except BaseException:  # an error or Ctrl-C: the file is not the answer, keep it aside
         if handle is not None:
             handle.close()
+            _set_aside(request.out)
+        raise
+    if handle is not None:
+        handle.close()
     res = run.result
     stats = {"engine": "lattice", **run.stats, "complete": run.complete,
              "set_aside": int(res.rare[0])}
@@ -493,6 +498,15 @@ def _listed_items(plan: LatticePlan, listing: tuple) -> tuple[list, np.ndarray]:
     items = [ScoredPattern(*plan.decode(int(i)), float(s), float(p))
              for i, s, p in zip(listing[0], listing[1], listing[2])]
     return items, np.asarray(listing[3], float)
+
+
+def _set_aside(out) -> None:
+    """Rename an unfinished CSV of patterns to ``NAME.partial`` and say so (the rows written
+    are real patterns, but not all of them)."""
+    partial = f"{out}.partial"
+    os.replace(out, partial)
+    print(f"pcfair: the run stopped before its end; the patterns written so far are in "
+          f"{partial}", file=sys.stderr, flush=True)
 
 
 def _csv_sink(handle, pc: Circuit, plan: LatticePlan):

@@ -110,6 +110,14 @@ class PatternSet:
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **kwargs)
 
+    def plot(self, ax=None, **kwargs):
+        """|Δ| against P(x, y) of the patterns, with their strict Pareto front and the
+        threshold (:func:`pcfair.plot.pareto_front`; ``kwargs`` go there); returns the Axes.
+        Needs matplotlib (``pip install pcfair[plot]``)."""
+        from pcfair.plot import pareto_front
+
+        return pareto_front(self, delta=self.delta, ax=ax, **kwargs)
+
 
 @dataclass(frozen=True)
 class Certificate:

@@ -27,7 +27,7 @@ from pathlib import Path
 from pcfair.circuit.circuit import Circuit
 from pcfair.reporting.content import ReportContent, ReportOptionError, gather
 
-__all__ = ["ReportContent", "ReportFile", "ReportOptionError", "gather", "report"]
+__all__ = ["ReportContent", "ReportFile", "ReportOptionError", "format_of", "gather", "report"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,35 @@ class ReportFile:
     def __repr__(self) -> str:
         verdict = {True: "FAIR", False: "UNFAIR", None: "INCOMPLETE"}[self.fair]
         return f"ReportFile({str(self.path)!r}, {self.format}, {verdict} at delta {self.delta})"
+
+
+#: File name suffixes of each format (a name without a suffix is written as asked).
+SUFFIXES = {"html": (".html", ".htm"), "markdown": (".md", ".markdown")}
+
+
+def format_of(path: str | os.PathLike) -> str | None:
+    """The report format a file name's suffix says, or None.
+
+    Examples
+    --------
+    >>> format_of("report.md"), format_of("r.HTML"), format_of("r.pdf")
+    ('markdown', 'html', None)
+    """
+    suffix = Path(path).suffix.lower()
+    return next((fmt for fmt, known in SUFFIXES.items() if suffix in known), None)
+
+
+def _check_suffix(out: Path, format: str) -> None:
+    """Refuse to write ``format`` under a name whose suffix says another format (an HTML
+    page in ``r.pdf``, markdown in ``r.html``)."""
+    suffix = out.suffix
+    if not suffix or suffix.lower() in SUFFIXES.get(format, ()):
+        return
+    other = format_of(out)
+    why = (f"its suffix is for {other} (format={other!r})" if other is not None else
+           f"pcfair writes HTML or markdown, not {suffix} (write .html and print it to PDF "
+           "from a browser)")
+    raise ReportOptionError(f"cannot write a {format} report to {out}: {why}")
 
 
 def _write_images(figures, out: Path) -> dict[str, str]:
@@ -130,8 +159,9 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
     Raises
     ------
     ReportOptionError
-        An option is out of range (a threshold outside [0, 1), an unknown format...), or the
-        folder of ``out`` does not exist.
+        An option is out of range (a threshold outside [0, 1), an unknown format...), the
+        folder of ``out`` does not exist, or its suffix is not one of ``format``'s
+        (:data:`SUFFIXES`: no HTML page in ``r.pdf``); all checked before any work.
     VariableError, StructureError, LatticeTooLarge
         From the certifier, for unknown variables or a circuit the chosen engine cannot handle.
 
@@ -163,6 +193,8 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
     if out is not None and not Path(out).parent.is_dir():
         raise ReportOptionError(f"cannot write {out}: the folder {Path(out).parent} does not "
                                 "exist")
+    if out is not None:
+        _check_suffix(Path(out), format)
     from pcfair.patterns.api import as_circuit
 
     if isinstance(pc, (str, os.PathLike)):

@@ -324,3 +324,23 @@ def test_probe_cost_model():
     model = ScanCost(per_chunk=0.01, per_point=1e-9)
     assert model.seconds(2e9, 10) == pytest.approx(2.1)
     assert model.chunks_for(2e9, 0.5) == 4 and model.chunks_for(10, 0.5) == 1
+
+
+def test_an_interrupted_csv_is_set_aside(tmp_path, monkeypatch, capsys):
+    """Ctrl-C (or an error) while patterns stream to ``out=`` leaves ``NAME.partial``, not a
+    file that looks finished."""
+    import pcfair.patterns.engines as engines
+
+    sens = ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
+
+    def interrupted(*args, **kwargs):
+        kwargs["sink"]((np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engines, "scan", interrupted)
+    path = tmp_path / "all.csv"
+    with pytest.raises(KeyboardInterrupt):
+        pcfair.find_patterns(pcfair.load(COMPAS), "ScoreText_", sens, 0.05, engine="lattice",
+                             out=path)
+    assert not path.exists() and (tmp_path / "all.csv.partial").exists()
+    assert "all.csv.partial" in capsys.readouterr().err
