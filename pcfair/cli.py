@@ -270,7 +270,7 @@ def _cmd_learn(args) -> int:
     from pcfair.circuit.io import save
     from pcfair.errors import DataError
     from pcfair.learn.clt import learn_pc, train_valid_split
-    from pcfair.learn.data import prepare_frame
+    from pcfair.learn.data import check_binary_decision, drop_constant_columns, prepare_frame
 
     t0 = time.perf_counter()
     _check_output(args.out, (".json", ".psdd", ".jpc"))
@@ -280,14 +280,31 @@ def _cmd_learn(args) -> int:
         raise OptionError("--sensitive and --delta are options of learn --fair")
     from pcfair.patterns.support import read_table  # only empty cells are missing
 
+    columns = None
+    if args.columns is not None:
+        columns = [c.strip() for c in args.columns.split(",")]
+    elif args.no_header:
+        raise OptionError("--no-header needs --columns (the names of the file's columns)")
     try:
-        df = read_table(args.data)
+        df = read_table(args.data, columns=columns)
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"cannot read {args.data}: {exc}") from None
     if args.decision not in df.columns:
         raise DataError(f"decision column {args.decision!r} is not in {args.data}; columns are "
                         f"{list(df.columns)}")
+    if args.fair and args.decision in _sensitive(args):
+        raise OptionError(f"{args.decision!r} is the decision and cannot be sensitive too")
+    df, dropped = drop_constant_columns(df, keep=(args.decision,))
+    for column, value in dropped.items():
+        print(f"pcfair: column {column!r} has one value ({value!r}) in every row: dropped "
+              "(it cannot tell anyone apart)", file=sys.stderr)
+    if args.fair:
+        missing = [c for c in _sensitive(args) if c not in df.columns]
+        if missing:
+            raise DataError(f"sensitive column(s) {missing} are not in the data (or were "
+                            f"dropped); columns are {list(df.columns)}")
     df, edges = prepare_frame(df, args.decision, args.bins)  # before any split: same bins
+    check_binary_decision(df, args.decision)
     if args.verbose:
         print(f"read {args.data}: {len(df):,} rows, {df.shape[1]} columns"
               + "".join(f"; {c} binned into {len(e) - 1} quantile bin(s)"
@@ -332,8 +349,14 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
         description="Learn a smooth, decomposable, deterministic, structured-decomposable "
                     "circuit from a CSV file; with --fair, learn it subject to delta-fairness "
                     "and write it only when it is certified (exit 3 otherwise).")
-    p.add_argument("data", help="CSV file with a header; complete, categorical columns "
-                                "(bin continuous ones with --bins)")
+    p.add_argument("data", help="CSV file with a header (else --no-header --columns); "
+                                "complete, categorical columns (bin continuous ones with "
+                                "--bins)")
+    p.add_argument("--no-header", action="store_true",
+                   help="the file has no header row: its columns are named by --columns")
+    p.add_argument("--columns", default=None, metavar="A,B,...",
+                   help="comma-separated names of the file's columns (a file without a "
+                        "header; implies --no-header)")
     p.add_argument("--decision", required=True, help="the decision column")
     p.add_argument("--structure", choices=("clt", "strudel", "naive_bayes"), default="clt")
     p.add_argument("--bins", type=positive_int, default=None, metavar="N",

@@ -152,3 +152,46 @@ def test_the_output_is_checked_before_learning(floats_csv, tmp_path, capsys, nam
                  "--out", str(tmp_path / name)]) == EXIT_BAD_INPUT
     assert message in capsys.readouterr().err and time.perf_counter() - t0 < 5.0
     assert not list(tmp_path.glob("model*"))
+
+
+@pytest.fixture()
+def headerless_csv(tmp_path):
+    """A headerless file like UCI's: a string decision, a constant column, spaces kept."""
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame({"sex": rng.choice(["Female", "Male"], n),
+                          "job": rng.choice(["a", "b", "c"], n),
+                          "gain": ["0"] * n,
+                          "income": rng.choice(["<=50K", ">50K"], n)})
+    path = tmp_path / "raw.data"
+    frame.to_csv(path, index=False, header=False)
+    return path
+
+
+def test_a_headerless_file_is_named_by_columns(headerless_csv, tmp_path, capsys):
+    out = tmp_path / "m.json"
+    base = ["learn", str(headerless_csv), "--decision", "income", "--out", str(out)]
+    assert main([*base, "--no-header"]) == EXIT_BAD_INPUT
+    assert "--no-header needs --columns" in capsys.readouterr().err
+    assert main([*base, "--columns", "sex,job,income"]) == EXIT_BAD_INPUT
+    assert "has 4 columns, but 3 names" in capsys.readouterr().err
+    assert main([*base, "--columns", "sex,job,gain,income"]) == EXIT_OK
+    err = capsys.readouterr().err
+    assert "column 'gain' has one value (0)" in err  # dropped, and said so
+    assert set(pcfair.load(out).variables.names) == {"sex", "job", "income"}
+
+
+def test_learning_refuses_what_cannot_be_certified(headerless_csv, tmp_path, capsys):
+    base = ["learn", str(headerless_csv), "--columns", "sex,job,gain,income",
+            "--out", str(tmp_path / "m.json")]
+    assert main([*base, "--decision", "job"]) == EXIT_BAD_INPUT
+    assert "has 3 value(s)" in capsys.readouterr().err
+    assert main([*base, "--decision", "gain"]) == EXIT_BAD_INPUT
+    assert "has 1 value(s)" in capsys.readouterr().err
+    assert main([*base, "--decision", "income", "--fair", "--sensitive", "sex,income",
+                 "--delta", "0.1", "--favorable", ">50K"]) == EXIT_BAD_INPUT
+    assert "cannot be sensitive too" in capsys.readouterr().err
+    assert main([*base, "--decision", "income", "--fair", "--sensitive", "gain",
+                 "--delta", "0.1", "--favorable", ">50K"]) == EXIT_BAD_INPUT
+    assert "were dropped" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()

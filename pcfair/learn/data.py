@@ -207,6 +207,48 @@ def bin_columns(df: pd.DataFrame, bins, *, exclude=(), columns=None
     return out, edges
 
 
+def check_binary_decision(df: pd.DataFrame, decision) -> None:
+    """Refuse a decision column that does not have exactly two values (missing cells aside):
+    discrimination patterns, the certifier and fair learning are defined for a binary
+    decision.
+
+    Examples
+    --------
+    >>> check_binary_decision(pd.DataFrame({"d": ["a", "b", "c"]}), "d")
+    Traceback (most recent call last):
+    ...
+    pcfair.errors.DataError: the decision column 'd' has 3 value(s) (['a', 'b', 'c']), not 2: ...
+    """
+    values = pd.unique(df[decision].dropna())
+    if len(values) != 2:
+        shown = sorted(map(str, values))[:10]
+        raise DataError(f"the decision column {decision!r} has {len(values)} value(s) "
+                        f"({shown}), not 2: discrimination patterns need a binary decision "
+                        "(recode it, e.g. favourable against the rest)")
+
+
+def drop_constant_columns(df: pd.DataFrame, keep=()) -> tuple[pd.DataFrame, dict]:
+    """``df`` without its columns that hold one value in every row (missing cells aside),
+    except those in ``keep``, and the dropped columns with their value: a one-valued feature
+    tells no one apart, and as pattern context it only repeats patterns without it.
+
+    Examples
+    --------
+    >>> frame, dropped = drop_constant_columns(pd.DataFrame({"d": [0, 1], "c": [5, 5]}))
+    >>> list(frame.columns), dropped
+    (['d'], {'c': 5})
+    """
+    dropped = {}
+    for column in df.columns:
+        if column in keep:
+            continue
+        values = pd.unique(df[column].dropna())
+        if len(values) <= 1:
+            dropped[column] = values[0].item() if len(values) and hasattr(values[0], "item") \
+                else (values[0] if len(values) else None)
+    return df.drop(columns=list(dropped)), dropped
+
+
 def prepare_frame(df: pd.DataFrame, decision=None, bins=None
                   ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Check that every column can be learned as categorical, binning with ``bins``.

@@ -23,16 +23,25 @@ from pcfair.circuit.circuit import Circuit
 from pcfair.errors import DataError
 
 
-def read_table(data: "pd.DataFrame | str | os.PathLike") -> pd.DataFrame:
+def read_table(data: "pd.DataFrame | str | os.PathLike", *,
+               columns: "list[str] | None" = None) -> pd.DataFrame:
     """A DataFrame as given, or a CSV file read with only empty cells missing (so that a
-    category spelled ``None`` or ``NA`` stays a category)."""
+    category spelled ``None`` or ``NA`` stays a category). ``columns`` names the columns of a
+    file without a header row (its first row is then data); their number must match."""
     if isinstance(data, pd.DataFrame):
         return data
     if isinstance(data, (str, os.PathLike)):
+        header = "infer" if columns is None else None
         try:
-            return pd.read_csv(data, keep_default_na=False, na_values=[""])
+            frame = pd.read_csv(data, keep_default_na=False, na_values=[""], header=header)
         except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
             raise DataError(f"cannot read the data file {os.fspath(data)!r}: {err}") from err
+        if columns is not None:
+            if len(columns) != frame.shape[1]:
+                raise DataError(f"{os.fspath(data)!r} has {frame.shape[1]} columns, but "
+                                f"{len(columns)} names were given: {list(columns)}")
+            frame.columns = list(columns)
+        return frame
     raise TypeError(f"data must be a pandas DataFrame or a CSV path, not {type(data).__name__}")
 
 
