@@ -380,8 +380,9 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
     fair.add_argument("--sensitive", default=None, help="comma-separated sensitive columns")
     fair.add_argument("--delta", type=open_probability, default=None,
                       help="discrimination threshold, in (0, 1)")
-    fair.add_argument("--favorable", default="1",
-                      help="the favourable decision value (default 1)")
+    fair.add_argument("--favorable", default=None,
+                      help="the favourable decision value (needed unless the decision's "
+                           "values are 0 and 1)")
     fair.add_argument("--k", type=positive_int, default=10,
                       help="patterns constrained per iteration (default 10)")
     fair.add_argument("--max-iter", type=positive_int, default=30,
@@ -403,7 +404,9 @@ def _pattern_args(p: argparse.ArgumentParser,
     p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
     p.add_argument("--delta", type=fraction, required=True,
                    help="discrimination threshold, in [0, 1)")
-    p.add_argument("--favorable", default="1", help="the favourable decision value (default 1)")
+    p.add_argument("--favorable", default=None,
+                   help="the favourable decision value (needed unless the decision's values "
+                        "are 0 and 1: then 1)")
     p.add_argument("--engine", choices=engines, default="auto",
                    help="auto (default: by cost, see --dry-run), lattice (every pattern; "
                         "'dense' is its old name), search (branch and bound) or a concrete "
@@ -442,6 +445,12 @@ def _sensitive(args) -> list[str]:
     return [s.strip() for s in args.sensitive.split(",") if s.strip()]
 
 
+#: A witness below this probability describes (almost) nobody: ``certify`` says so and looks
+#: for one at least this probable, for up to :data:`SUPPORTED_WITNESS_SECONDS`.
+RARE_WITNESS = 1e-4
+SUPPORTED_WITNESS_SECONDS = 10.0
+
+
 def _cmd_certify(args) -> int:
     import json
 
@@ -453,6 +462,15 @@ def _cmd_certify(args) -> int:
                    favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
                    n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
                    data=args.data, exact_max=args.max)
+    supported = None
+    if (cert.witness is not None and cert.witness.probability < RARE_WITNESS
+            and args.min_support < RARE_WITNESS):
+        # a witness that describes almost nobody: look for one that describes somebody
+        supported = certify(_load(args), args.decision, _sensitive(args), args.delta,
+                            favorable=args.favorable, engine=args.engine,
+                            time_limit=SUPPORTED_WITNESS_SECONDS, n_jobs=args.jobs,
+                            executor=args.scheduler, min_support=RARE_WITNESS,
+                            data=args.data)
     if args.verbose and "choice" in cert.stats:
         choice = cert.stats["choice"]
         print(f"engine {choice['engine']}: {choice['reason']}", file=sys.stderr)
@@ -460,7 +478,11 @@ def _cmd_certify(args) -> int:
             cost = "unknown" if est["seconds"] is None else f"{est['seconds']:,.2f} s"
             print(f"  {name}: {cost} ({est['note']})", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(cert.to_dict(), default=str))
+        out = cert.to_dict()
+        if supported is not None:
+            out["supported_witness"] = (None if supported.witness is None else
+                                        supported.witness.to_dict())
+        print(json.dumps(out, default=str))
     else:
         verdict = {True: f"FAIR: no discrimination pattern with |Δ| > {args.delta}",
                    False: f"UNFAIR: a discrimination pattern exists (|Δ| > {args.delta})",
@@ -468,11 +490,25 @@ def _cmd_certify(args) -> int:
         print(verdict)
         best = ("" if cert.max_abs_score is None else
                 f", max |Δ| {'' if cert.max_abs_exact else '>= '}{cert.max_abs_score:.6g}")
-        print(f"engine {cert.engine}, complete {cert.complete}{best}")
+        print(f"engine {cert.engine}, complete {cert.complete}{best}; favourable "
+              f"{cert.decision}={cert.favorable}")
         if cert.witness is not None:
             w = cert.witness
             rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
             print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}{rows}")
+        if supported is not None:
+            print(f"note: this witness describes P(x,y) = {cert.witness.probability:.2g} of "
+                  f"the population (under {RARE_WITNESS:g}); the certificate covers every "
+                  "pattern, but --min-support P sets aside patterns this rare")
+            w = supported.witness
+            if w is not None:
+                rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
+                print(f"a witness with P(x,y) >= {RARE_WITNESS:g}: {w.text()}   "
+                      f"Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}{rows}")
+            else:
+                print(f"no witness with P(x,y) >= {RARE_WITNESS:g} "
+                      + ("exists" if supported.fair else
+                         f"was found within {SUPPORTED_WITNESS_SECONDS:g} s"))
         if args.min_support and cert.stats.get("set_aside") is not None:
             print(f"set aside: {cert.stats['set_aside']:,} pattern(s) with P(x,y) < "
                   f"{args.min_support}")
@@ -551,7 +587,8 @@ def _cmd_patterns(args) -> int:
     else:
         frame = ps.to_frame().drop(columns=["x_dict", "y_dict"])
         print(f"{ps.count} {args.kind} pattern(s) at delta {args.delta} "
-              f"(engine {ps.engine}, complete {ps.complete})")
+              f"(engine {ps.engine}, complete {ps.complete}; favourable "
+              f"{ps.decision}={ps.favorable})")
         shown = frame if not args.limit else frame.head(args.limit)
         if len(shown):
             print(shown.to_string(index=False))
@@ -671,7 +708,9 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     _model_args(p)
     p.add_argument("--decision", required=True)
     p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
-    p.add_argument("--favorable", default="1")
+    p.add_argument("--favorable", default=None,
+                   help="the favourable decision value (needed unless the decision's values "
+                        "are 0 and 1: then 1)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="seed when EO must be sampled")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_metrics)

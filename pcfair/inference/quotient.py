@@ -1006,12 +1006,51 @@ def _sigmoid(x: float) -> float:
     return float(1.0 / (1.0 + np.exp(-x))) if x >= 0 else float(np.exp(x) / (1.0 + np.exp(x)))
 
 
+def implicit_favorable(labels) -> int | None:
+    """The code of the value ``1`` of a binary decision whose values say 0 and 1 (numbers,
+    booleans, the strings ``"0"``/``"1"``, or labels that begin with their code such as
+    ``"1 (Low or Medium)"``), else None: the favourable value must then be named.
+
+    Examples
+    --------
+    >>> implicit_favorable([0, 1]), implicit_favorable(["0 (High)", "1 (Low)"])
+    (1, 1)
+    >>> implicit_favorable(["<=50K", ">50K"]) is None
+    True
+    """
+    def code(label) -> int | None:
+        if isinstance(label, (bool, np.bool_)):
+            return int(label)
+        if isinstance(label, (int, np.integer, float, np.floating)):
+            return int(label) if label in (0, 1) else None
+        text = str(label).strip()
+        head = text.split(" (", 1)[0] if text.endswith(")") else text
+        return int(head) if head in ("0", "1") else None
+
+    codes = [code(label) for label in labels]
+    if sorted(c for c in codes if c is not None) != [0, 1]:
+        return None
+    return codes.index(1)
+
+
 def decision_evidence(circuit: Circuit, decision, favorable) -> tuple[int, int, int]:
-    """Index of the binary decision variable, its favourable value and the other value."""
+    """Index of the binary decision variable, its favourable value and the other value.
+
+    ``favorable=None`` means the value ``1`` where the decision's values say 0 and 1
+    (:func:`implicit_favorable`); any other decision (``["<=50K", ">50K"]``) needs its
+    favourable value named, and is refused with its values otherwise, never guessed."""
     d = circuit.variables.index(decision)
     if circuit.variables.cardinalities[d] != 2:
         raise VariableError(f"the decision variable {circuit.names[d]!r} must be binary")
-    fav = circuit.variables.value_index(d, favorable)
+    if favorable is None:
+        fav = implicit_favorable(circuit.variables.domains[d])
+        if fav is None:
+            raise OptionError(
+                f"name the favourable value of the decision {circuit.names[d]!r} "
+                f"(favorable= / --favorable): its values are "
+                f"{list(circuit.variables.domains[d])}, not 0 and 1")
+    else:
+        fav = circuit.variables.value_index(d, favorable)
     return d, fav, 1 - fav
 
 

@@ -214,10 +214,11 @@ def check_binary_decision(df: pd.DataFrame, decision) -> None:
 
     Examples
     --------
-    >>> check_binary_decision(pd.DataFrame({"d": ["a", "b", "c"]}), "d")
-    Traceback (most recent call last):
-    ...
-    pcfair.errors.DataError: the decision column 'd' has 3 value(s) (['a', 'b', 'c']), not 2: ...
+    >>> try:
+    ...     check_binary_decision(pd.DataFrame({"d": ["a", "b", "c"]}), "d")
+    ... except DataError as err:
+    ...     print(str(err).split(":")[0])
+    the decision column 'd' has 3 value(s) (['a', 'b', 'c']), not 2
     """
     values = pd.unique(df[decision].dropna())
     if len(values) != 2:

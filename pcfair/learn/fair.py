@@ -44,6 +44,7 @@ from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.variables import Variables
 from pcfair.errors import DataError, OptionError, StructureError
 from pcfair.inference.gradients import SoftmaxParameters
+from pcfair.inference.quotient import implicit_favorable
 from pcfair.inference.marginals import log_marginals
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
 from pcfair.learn.clt import (
@@ -382,7 +383,7 @@ def _solve(sp: SoftmaxParameters, counts: np.ndarray, scores: PatternScores, the
 def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, structure="clt",
                   k: int = 10, rank_by: str = "divergence", max_iter: int = 30,
                   time_limit: float | None = None, pseudocount: float = 1.0,
-                  random_state=None, *, favorable=1, engine: str = "auto",
+                  random_state=None, *, favorable=None, engine: str = "auto",
                   margin: float | None = None, oracle_time_limit: float | None = None,
                   certify_time_limit: float | None = None, count_patterns: bool = True,
                   solver_options: dict | None = None, bins=None, verbose: bool = False,
@@ -418,8 +419,9 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         Laplace pseudocount of the structure learner and of the likelihood.
     random_state : None, int or Generator
         For the Strudel structure learner.
-    favorable : value, default 1
-        The favourable decision value ``d``.
+    favorable : value, optional
+        The favourable decision value ``d``; needed unless the decision's values are 0 and 1
+        (then 1).
     engine : {"auto", "lattice", "search"}
         Certifier engine for the oracle and the final certificate.
     margin : float, optional
@@ -512,6 +514,14 @@ def _iteration_line(row: dict) -> str:
 def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter, time_limit,
                 pseudocount, random_state, favorable, engine, margin, oracle_time_limit,
                 certify_time_limit, count_patterns, solver_options, verbose, bar, t0):
+    if favorable is None:  # the value 1 where the decision's values say 0 and 1
+        labels = list(pd.unique(df[decision].dropna()))
+        code = implicit_favorable(labels)
+        if code is None:
+            raise OptionError(f"name the favourable value of the decision {decision!r} "
+                              f"(favorable= / --favorable): its values are "
+                              f"{sorted(map(str, labels))}, not 0 and 1")
+        favorable = labels[code]
     prob = _problem(df, decision, sensitive, favorable,
                     structure.variables if isinstance(structure, Circuit) else None)
     template = _structure(df, prob, structure, pseudocount, random_state)

@@ -58,7 +58,7 @@ __all__ = ["Certificate", "KINDS", "Pattern", "PatternSet", "RANKS", "as_circuit
 
 
 def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "all",
-                  k: int | None = None, rank_by: str = "discrimination", *, favorable=1,
+                  k: int | None = None, rank_by: str = "discrimination", *, favorable=None,
                   engine: str = "auto", time_limit: float | None = None,
                   count_only: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
                   progress: bool | None = None,
@@ -83,7 +83,10 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         For ``"topk"``: how many (default 10).
     rank_by : {"discrimination", "divergence"}
         Ordering of ``"topk"`` (and of every returned list).
-    favorable : value, default 1
+    favorable : value, optional
+        The favourable decision value. Needed unless the decision's values are 0 and 1
+        (then 1: :func:`pcfair.inference.quotient.implicit_favorable`); a decision such as
+        ``["<=50K", ">50K"]`` without it is refused, never guessed.
     engine : {"auto", "lattice", "search", "naive_bayes_search", "tree_search", \
 "python_search"}
         ``"auto"`` (default) picks by cost (:mod:`pcfair.patterns.engines`); ``"lattice"``
@@ -161,7 +164,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     return with_row_counts(found, problem.pc, data)
 
 
-def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine: str = "auto",
+def certify(pc: Circuit, decision, sensitive, delta: float, favorable=None, engine: str = "auto",
             time_limit: float | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
             progress: bool | None = None,
             search_options: SearchOptions = SearchOptions(), n_jobs: int = 1,
@@ -209,7 +212,7 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=1, engine:
 
 
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
-                   ks=(1, 10, 100), *, favorable=1, max_bytes: int = DEFAULT_MAX_BYTES,
+                   ks=(1, 10, 100), *, favorable=None, max_bytes: int = DEFAULT_MAX_BYTES,
                    summaries: bool = True, n_jobs: int = 1, executor=None,
                    time_limit: float | None = None, progress: bool | None = None,
                    min_support: float = 0.0) -> pd.DataFrame:
@@ -270,7 +273,7 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
 
 
 def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str = "all",
-                    k: int | None = None, favorable=1, time_limit: float | None = None,
+                    k: int | None = None, favorable=None, time_limit: float | None = None,
                     runs: int | None = None, memo: bool = True,
                     random_state=None, min_support: float = 0.0) -> PatternSet:
     """Mine patterns by sampling (see :mod:`pcfair.patterns.sampling`); never certifies.
@@ -314,4 +317,5 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
         stats["best_first_seen_explored"], stats["best_first_seen_seconds"] = res.first_seen[best]
     return PatternSet(kind=kind, delta=float(delta), engine="sample", complete=False,
                       count=len(items), stats=stats,
-                      patterns=readable_patterns(pc, d, fav, items, float(delta)))
+                      patterns=readable_patterns(pc, d, fav, items, float(delta)),
+                      decision=pc.variables.names[d], favorable=pc.variables.domains[d][fav])

@@ -710,7 +710,7 @@ def _announce(engine: str, seconds: float | None, request: Request, note: str) -
 
 
 def estimate_engines(model, decision, sensitive, delta: float, *, kind: str = "certify",
-                     favorable=1, k: int = 10, rank_by: str = "discrimination",
+                     favorable=None, k: int = 10, rank_by: str = "discrimination",
                      n_jobs: int = 1, min_support: float = 0.0, max_bytes: int = 1 << 30,
                      probe: float = 0.5) -> dict:
     """What ``engine="auto"`` would weigh for this request, without running it: each engine's

@@ -61,7 +61,7 @@ def _spread(values: list[float]) -> tuple[float, float]:
     return min(values), max(values)
 
 
-def fairness_metrics(pc: Circuit, decision, sensitive, favorable=1, *,
+def fairness_metrics(pc: Circuit, decision, sensitive, favorable=None, *,
                      max_enumerate: int = 1 << 20, n_samples: int = 20_000,
                      random_state=None) -> FairnessMetrics:
     """DI, SP, SP-1 and EO of ``pc`` (see the module docstring).

@@ -183,7 +183,10 @@ class DiscriminationOracle:
     time_limit : float, optional
         Seconds for each search-engine run (top-k and certification); a stopped run is
         incomplete and never certifies.
-    favorable : value, default 1
+    favorable : value, optional
+        The favourable decision value. Needed unless the decision's values are 0 and 1
+        (then 1: :func:`pcfair.inference.quotient.implicit_favorable`); a decision such as
+        ``["<=50K", ">50K"]`` without it is refused, never guessed.
     count_patterns : bool, default False
         Also count all discrimination patterns when the lattice engine runs (one more lattice
         pass; ``OracleResult.count``).
@@ -209,7 +212,7 @@ class DiscriminationOracle:
 
     def __init__(self, decision, sensitive, delta: float, *, rank_by: str = "divergence",
                  k: int = 10, engine: str = "auto", time_limit: float | None = None,
-                 favorable=1, count_patterns: bool = False, max_bytes: int = 2 << 30):
+                 favorable=None, count_patterns: bool = False, max_bytes: int = 2 << 30):
         if rank_by not in RANKS:
             raise OptionError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
         if int(k) < 1:

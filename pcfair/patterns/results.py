@@ -74,6 +74,8 @@ class PatternSet:
     count: int
     patterns: list[Pattern] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
+    decision: str | None = None  # the decision variable's name
+    favorable: object = None     # its favourable value (label)
 
     def __len__(self) -> int:
         return len(self.patterns)
@@ -102,7 +104,8 @@ class PatternSet:
 
     def to_dict(self, include_patterns: bool = True) -> dict:
         out = {"kind": self.kind, "delta": self.delta, "complete": self.complete,
-               "engine": self.engine, "count": self.count, "stats": self.stats}
+               "engine": self.engine, "count": self.count, "decision": self.decision,
+               "favorable": _jsonable({"v": self.favorable})["v"], "stats": self.stats}
         if include_patterns:
             out["patterns"] = [p.to_dict() for p in self.patterns]
         return out
@@ -139,12 +142,15 @@ class Certificate:
     max_abs_score: float | None
     stats: dict
     max_abs_exact: bool = True
+    decision: str | None = None  # the decision variable's name
+    favorable: object = None     # its favourable value (label)
 
     def to_dict(self) -> dict:
         return {"fair": self.fair, "complete": self.complete, "delta": self.delta,
                 "engine": self.engine, "witness": None if self.witness is None
                 else self.witness.to_dict(), "max_abs_score": self.max_abs_score,
-                "max_abs_exact": self.max_abs_exact, "stats": self.stats}
+                "max_abs_exact": self.max_abs_exact, "decision": self.decision,
+                "favorable": _jsonable({"v": self.favorable})["v"], "stats": self.stats}
 
 
 @dataclass
@@ -220,7 +226,8 @@ def to_pattern_set(pc: Circuit, d: int, fav: int, res: EngineResult, kind: str, 
     if unknown:
         stats = {**stats, "divergences_unknown": unknown}
     return PatternSet(kind=kind, delta=delta, engine=res.engine, complete=res.complete,
-                      count=count, patterns=found, stats=stats)
+                      count=count, patterns=found, stats=stats, decision=pc.variables.names[d],
+                      favorable=pc.variables.domains[d][fav])
 
 
 def to_certificate(pc: Circuit, d: int, fav: int, res: EngineResult, delta: float
@@ -233,4 +240,5 @@ def to_certificate(pc: Circuit, d: int, fav: int, res: EngineResult, delta: floa
     fair = False if witness is not None else (True if res.complete else None)
     return Certificate(fair=fair, complete=res.complete or witness is not None, delta=delta,
                        engine=res.engine, witness=witness, max_abs_score=res.max_abs,
-                       stats=res.stats, max_abs_exact=res.max_abs_exact)
+                       stats=res.stats, max_abs_exact=res.max_abs_exact,
+                       decision=pc.variables.names[d], favorable=pc.variables.domains[d][fav])

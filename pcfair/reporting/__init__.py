@@ -90,7 +90,7 @@ def _write_images(figures, out: Path) -> dict[str, str]:
     return paths
 
 
-def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *, favorable=1,
+def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *, favorable=None,
            deltas: Sequence[float] = (0.01, 0.05, 0.1), k: int = 10, format: str = "html",
            out: str | os.PathLike | None = None, engine: str = "auto",
            time_limit: float | None = None, sampled=None, max_patterns_per_table: int = 25,
@@ -110,8 +110,10 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
         The sensitive variables.
     delta : float
         The threshold of certification and of the pattern tables and figures.
-    favorable : value, default 1
-        The favourable decision value.
+    favorable : value, optional
+        The favourable decision value. Needed unless the decision's values are 0 and 1
+        (then 1: :func:`pcfair.inference.quotient.implicit_favorable`); a decision such as
+        ``["<=50K", ">50K"]`` without it is refused, never guessed.
     deltas : sequence of float, default (0.01, 0.05, 0.1)
         Thresholds of the pattern-count table (``delta`` is added).
     k : int, default 10

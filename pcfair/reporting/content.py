@@ -284,7 +284,7 @@ def _as_list(sensitive) -> list[str]:
     return [sensitive] if isinstance(sensitive, (str, int)) else list(sensitive)
 
 
-def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=1,
+def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
            deltas: Sequence[float] = (0.01, 0.05, 0.1), k: int = 10, fmt: str = "html",
            engine: str = "auto", time_limit: float | None = None, sampled=None,
            max_patterns_per_table: int = 25, max_front_points: int = 20_000,

@@ -505,3 +505,29 @@ def test_cli_verbose_and_max(warm, unfair, tmp_path, capsys):
                                favorable=FAV, engine="lattice")
     assert exact["max_abs_exact"] and exact["max_abs_score"] == pytest.approx(top[0].abs_score)
     assert abs(exact["witness"]["score"]) == pytest.approx(top[0].abs_score)
+
+
+def test_cli_says_when_the_witness_describes_almost_nobody(tmp_path, capsys):
+    """A naive Bayes where only a context of probability 2·10⁻⁶ moves the decision by more
+    than δ: the witness is that rare, the CLI says so, and finds that no pattern with
+    ``P(x, y) >= 1e-4`` discriminates."""
+    from pcfair.circuit import CircuitBuilder
+    from pcfair.cli import main
+
+    b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1]})
+    pc = b.build(b.decision([
+        (b.indicator("d", 1), b.product(b.categorical("s", [0.5, 0.5]),
+                                        b.categorical("z", [1 - 1e-6, 1e-6])), 0.99),
+        (b.indicator("d", 0), b.product(b.categorical("s", [0.9, 0.1]),
+                                        b.categorical("z", [1 - 99e-6, 99e-6])), 0.01)]))
+    path = tmp_path / "rare.json"
+    pcfair.save(pc, path)
+    args = ["certify", str(path), "--decision", "d", "--sensitive", "s", "--delta", "0.05"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "| z=1" in out and "describes P(x,y) = " in out
+    assert "no witness with P(x,y) >= 0.0001 exists" in out
+    assert main([*args, "--format", "json"]) == 1
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["witness"]["probability"] < 1e-4 and answer["supported_witness"] is None
+    assert answer["favorable"] == 1 and answer["decision"] == "d"
