@@ -156,6 +156,8 @@ def resolve_request(kind: str, delta, *, engine: str = "auto", k=None,
         raise OptionError(f"delta must be in [0, 1), got {delta}")
     if not 0 <= float(min_support) < 1:
         raise OptionError(f"min_support must be in [0, 1), got {min_support}")
+    if out is not None and kind != "all":
+        raise OptionError("out= writes the patterns of kind='all'")
     k = 10 if k is None else int(k)
     if k < 1:
         raise OptionError(f"k must be at least 1, not {k}")

@@ -156,8 +156,6 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                               progress=progress, max_bytes=max_bytes,
                               search_options=search_options)
     data = None if data is None else read_table(data)
-    if out is not None and kind != "all":
-        raise OptionError("out= writes the patterns of kind='all'")
     res = engines.answer(problem, request)
     found = to_pattern_set(problem.pc, problem.d, problem.fav, res, kind, request.delta,
                            rank_by, count_only, request.deadline)

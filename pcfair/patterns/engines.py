@@ -66,7 +66,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -84,6 +84,7 @@ from pcfair.patterns.bounds import NaiveBayesBound, TreeBound, select_bound
 from pcfair.patterns.lattice import (
     LatticePlan,
     LatticeQuery,
+    ScanCost,
     final_front,
     make_plan,
     probe_cost,
@@ -121,6 +122,8 @@ CHUNK_SECONDS = 2.0
 #: patterns or rows of tables (smaller scans take well under a second).
 SIZING_POINTS = 50_000_000
 SIZING_ROWS = 200_000
+#: The most chunks a lattice run is split into.
+MAX_CHUNKS = 100_000
 #: Seconds a pool of worker processes takes to start (added to parallel estimates).
 POOL_START_SECONDS = 2.0
 #: The kinds each concrete engine answers.
@@ -210,29 +213,38 @@ def _workers(request: Request, chunks: int) -> int:
     return max(1, min(request.n_jobs, chunks))
 
 
-def _plan(problem: Problem, request: Request) -> LatticePlan | None:
-    """The lattice's plan, None where one chunk does not fit ``max_bytes``."""
+def _plan(problem: Problem, request: Request) -> tuple[LatticePlan | None, str]:
+    """The lattice's plan, or None and why (one chunk does not fit ``max_bytes``)."""
     try:
-        return make_plan(problem.pc, problem.d, problem.fav, problem.sens, request.max_bytes)
-    except LatticeTooLarge:
-        return None
+        return make_plan(problem.pc, problem.d, problem.fav, problem.sens,
+                         request.max_bytes), ""
+    except LatticeTooLarge as exc:
+        return None, str(exc)
 
 
-def estimate_lattice(problem: Problem, request: Request, plan: LatticePlan | None = None
-                     ) -> tuple[Estimate, LatticePlan | None]:
-    """The lattice's estimate for ``request`` (a probe of :data:`LATTICE_PROBE_SECONDS`) and
-    its plan (``plan`` if given; None where a chunk does not fit ``max_bytes``)."""
+def _chunking(problem: Problem, request: Request, plan: LatticePlan, seconds: float
+              ) -> tuple[ScanCost, int]:
+    """The scan's cost model (a probe of about ``seconds``) and the chunks that make each
+    about :data:`CHUNK_SECONDS` (never fewer than the plan's; at most 100,000)."""
     pc = problem.pc
-    if plan is None:
-        try:
-            plan = make_plan(pc, problem.d, problem.fav, problem.sens, request.max_bytes)
-        except LatticeTooLarge as exc:
-            return Estimate("lattice", None, True, str(exc), applies=False), None
     log_z = log_normalizer(float(pc.log_marginal(None)[0]))
+    cost = probe_cost(pc, plan, _lattice_query(request), log_z, seconds=seconds)
+    chunks = max(plan.num_chunks, cost.chunks_for(plan.num_points, CHUNK_SECONDS))
+    return cost, min(chunks, MAX_CHUNKS)
+
+
+def estimate_lattice(problem: Problem, request: Request, plan: LatticePlan | None = None,
+                     why: str = "") -> tuple[Estimate, LatticePlan | None, int]:
+    """The lattice's estimate for ``request`` (a probe of :data:`LATTICE_PROBE_SECONDS`), its
+    plan (``plan`` if given, else made; None where a chunk does not fit ``max_bytes``, with
+    ``why``) and the chunks a run should use."""
+    if plan is None and not why:
+        plan, why = _plan(problem, request)
+    if plan is None:
+        return Estimate("lattice", None, True, why, applies=False), None, 1
     left = request.time_left()
     probe = LATTICE_PROBE_SECONDS if left is None else min(LATTICE_PROBE_SECONDS, left / 5)
-    cost = probe_cost(pc, plan, _lattice_query(request), log_z, seconds=probe)
-    chunks = max(plan.num_chunks, cost.chunks_for(plan.num_points, CHUNK_SECONDS))
+    cost, chunks = _chunking(problem, request, plan, probe)
     one = cost.seconds(plan.num_points, chunks)
     workers = _workers(request, chunks)
     seconds = one / workers + (POOL_START_SECONDS if workers > 1 else 0.0)
@@ -240,7 +252,7 @@ def estimate_lattice(problem: Problem, request: Request, plan: LatticePlan | Non
             f"{chunks:,} chunk(s) (probe)" + (f" on {workers} processes" if workers > 1 else ""))
     if request.kind in ("maximal", "minimal"):
         seconds *= 1.5  # the closures and a second pass for the summaries' scores
-    return Estimate("lattice", seconds, True, note), plan
+    return Estimate("lattice", seconds, True, note), plan, chunks
 
 
 # ---------------------------------------------------------------------------- the searches
@@ -251,18 +263,25 @@ def search_engine(problem: Problem, request: Request) -> tuple[str | None, str]:
     why = []
     kind = request.kind if request.kind != "maximal" else "all"
     if opts.compiled and kind in SEARCH_KINDS["naive_bayes_search"]:
-        if (opts.naive_bayes_bound and opts.bound in ("auto", "naive_bayes")
-                and NaiveBayesBound.from_circuit(problem.pc, problem.d, problem.fav)
-                is not None):
-            return "naive_bayes_search", ""
-        if (opts.bound in ("auto", "tree")
-                and TreeBound.from_circuit(problem.pc, problem.d, problem.fav) is not None):
-            return "tree_search", ""
+        for compiled in ("naive_bayes_search", "tree_search"):
+            if _compiled_applies(compiled, problem, opts):
+                return compiled, ""
         why.append("not naive Bayes or a decision-rooted tree (no compiled search)")
     reason = _python_search_refusal(problem, request)
     if reason is None:
         return "python_search", ""
     return None, "; ".join(why + [reason])
+
+
+def _compiled_applies(name: str, problem: Problem, opts) -> bool:
+    """Whether the compiled search ``name`` recognises the circuit and ``opts`` (the bound
+    forced, the naive-Bayes bound switched off) allow it; a naive Bayes is a tree too."""
+    if name == "naive_bayes_search":
+        return (opts.naive_bayes_bound and opts.bound in ("auto", "naive_bayes")
+                and NaiveBayesBound.from_circuit(problem.pc, problem.d, problem.fav)
+                is not None)
+    return (opts.bound in ("auto", "tree")
+            and TreeBound.from_circuit(problem.pc, problem.d, problem.fav) is not None)
 
 
 def _python_search_refusal(problem: Problem, request: Request, *, raise_it: bool = False
@@ -367,11 +386,13 @@ def _search_maximal(name: str, problem: Problem, request: Request) -> EngineResu
 
 
 def hunt_witness(problem: Problem, request: Request) -> EngineResult:
-    """Look for a witness with the sampling miner until the request's deadline (never
-    complete: a witness settles a certification, its absence says nothing)."""
+    """Look for a witness with the sampling miner until the request's deadline (for
+    :data:`PROBE_SECONDS` without one); complete only with a witness, which settles a
+    certification (its absence says nothing)."""
     t0 = time.perf_counter()
     found = sample_search(problem.pc, problem.d, problem.fav, problem.sens, request.delta,
-                          time_limit=request.time_left() or 0.0, memo=True, random_state=0,
+                          time_limit=(PROBE_SECONDS if request.deadline is None
+                                      else request.time_left()), memo=True, random_state=0,
                           min_support=request.min_support).found
     items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in found.items()]
     items.sort(key=lambda it: -abs(it.score))
@@ -383,21 +404,18 @@ def hunt_witness(problem: Problem, request: Request) -> EngineResult:
 
 # ----------------------------------------------------------------------------- the lattice
 def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = None,
-                one_process_seconds: float | None = None) -> EngineResult:
+                chunks: int | None = None) -> EngineResult:
     """The request by the lattice engine. A certification stops at its first witness chunk
-    unless ``request.exact_max``. ``one_process_seconds`` (an estimate) sizes the chunks to
-    about :data:`CHUNK_SECONDS` each."""
+    unless ``request.exact_max``. ``chunks`` (from an estimate) splits the scan into chunks
+    of about :data:`CHUNK_SECONDS`; without it a scan that may be long is probed for that
+    (:func:`_sizing_chunks`)."""
     pc, d, fav = problem.pc, problem.d, problem.fav
     request = _fit_jobs(request)
     kind = request.kind
     query = _lattice_query(request)
-    if request.out is not None and kind != "all":
-        raise OptionError("out= writes the patterns of kind='all'")
-    if one_process_seconds is None and not query.summaries:
-        one_process_seconds = _lattice_seconds_if_long(problem, request, query)
     min_chunks = 1
-    if one_process_seconds is not None and not query.summaries:
-        min_chunks = int(min(100_000, max(1, one_process_seconds / CHUNK_SECONDS)))
+    if not query.summaries:  # the summaries' bitmap is filled chunk by chunk either way
+        min_chunks = chunks if chunks is not None else _sizing_chunks(problem, request)
     if plan is not None and min_chunks > plan.num_chunks:
         plan = None  # re-planned finer by scan
     handle = sink = None
@@ -468,18 +486,14 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
                         max_abs_exact=run.complete, stats=stats)
 
 
-def _lattice_seconds_if_long(problem: Problem, request: Request, query: LatticeQuery
-                             ) -> float | None:
-    """One process's seconds for the lattice (a short probe), where the scan may be long
-    enough for its chunking to matter: over :data:`SIZING_POINTS` patterns or
-    :data:`SIZING_ROWS` rows of tables (marginal queries); else None (one chunk is fine)."""
-    pc = problem.pc
-    plan = make_plan(pc, problem.d, problem.fav, problem.sens, request.max_bytes)
+def _sizing_chunks(problem: Problem, request: Request) -> int:
+    """The chunks of a lattice run asked for by name: from a 0.1 s probe where the scan may
+    be long enough for its chunking to matter (over :data:`SIZING_POINTS` patterns or
+    :data:`SIZING_ROWS` rows of tables, i.e. marginal queries), else 1."""
+    plan = make_plan(problem.pc, problem.d, problem.fav, problem.sens, request.max_bytes)
     if plan.num_points <= SIZING_POINTS and plan.chunk_rows() * plan.num_chunks <= SIZING_ROWS:
-        return None
-    log_z = log_normalizer(float(pc.log_marginal(None)[0]))
-    cost = probe_cost(pc, plan, query, log_z, seconds=0.1)
-    return cost.seconds(plan.num_points, cost.chunks_for(plan.num_points, CHUNK_SECONDS))
+        return 1
+    return _chunking(problem, request, plan, 0.1)[1]
 
 
 def _lattice_items(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, scores) -> list:
@@ -552,28 +566,14 @@ def answer(problem: Problem, request: Request) -> EngineResult:
             _python_search_refusal(problem, request, raise_it=True)
             raise SpecError(f"no branch-and-bound search applies: {why}; use "
                             "engine='lattice'")
-    elif name != "lattice" and name != "search":
-        refusal = _concrete_refusal(name, problem, request)
-        if refusal is not None and name == "python_search":
-            _python_search_refusal(problem, request, raise_it=True)
-        if refusal is not None:
-            raise SpecError(f"engine {name!r} does not apply: {refusal}")
+    elif name == "python_search":
+        _python_search_refusal(problem, request, raise_it=True)
+    elif name != "lattice" and not _compiled_applies(name, problem, request.search_options):
+        raise SpecError(f"engine {name!r} does not apply: the circuit is not one it "
+                        "recognises (or SearchOptions forces another bound)")
     res = ENGINES[name](problem, request)
     res.stats["choice"] = Choice(name, f"engine={request.engine!r} was asked for", {}).to_dict()
     return res
-
-
-def _concrete_refusal(name: str, problem: Problem, request: Request) -> str | None:
-    if name == "python_search":
-        return _python_search_refusal(problem, request)
-    opts = replace(request.search_options, compiled=True)
-    chosen, why = search_engine(problem, request.but(search_options=opts))
-    if chosen == name:
-        return None
-    if name == "tree_search" and TreeBound.from_circuit(problem.pc, problem.d,
-                                                          problem.fav) is not None:
-        return None  # a naive Bayes is a tree too
-    return why or f"the circuit is not one {name} recognises"
 
 
 @dataclass
@@ -584,8 +584,25 @@ class _Decision:
     choice: Choice
     lattice: Estimate
     plan: LatticePlan | None
+    chunks: int = 1
     answered: EngineResult | None = None
     probe: EngineResult | None = None  # the search's unfinished probe
+
+
+def _probe(name: str, problem: Problem, request: Request, seconds: float, what: str
+           ) -> tuple[EngineResult, Estimate, str]:
+    """Run the search ``name`` for at most ``seconds`` (no bar): its result, its estimate
+    (the time it took where it finished, else unknown) and a phrase for the reason."""
+    t1 = time.perf_counter()
+    res = run_search(name, problem, request.within(seconds).but(progress=False))
+    spent = time.perf_counter() - t1
+    nodes = res.stats["nodes"]
+    if not res.complete:
+        return res, Estimate(name, None, True, f"not finished after a {spent:.2f} s {what} "
+                                               f"({nodes:,} nodes)"), ""
+    done = "found a witness" if request.kind == "certify" and res.items else "finished"
+    return (res, Estimate(name, spent, True, f"finished its {what} ({nodes:,} nodes)"),
+            f"the search {done} within its {seconds:.2g} s {what} ({spent:.2f} s)")
 
 
 def decide(problem: Problem, request: Request, probe_seconds: float = PROBE_SECONDS
@@ -594,32 +611,25 @@ def decide(problem: Problem, request: Request, probe_seconds: float = PROBE_SECO
     the probe (at most ``probe_seconds``); where the probe answered, its result."""
     name, why = search_engine(problem, request)
     estimates: dict = {}
-    probed = None
-    plan = _plan(problem, request)
+    plan, unfit = _plan(problem, request)
     if (name is not None and request.out is None
             and (plan is None or plan.num_points > GLANCE_POINTS)):
         glance = GLANCE_SECONDS if request.deadline is None else \
             min(GLANCE_SECONDS, request.time_left())
-        t1 = time.perf_counter()
-        res = run_search(name, problem, request.within(glance).but(progress=False))
+        res, estimates[name], reason = _probe(name, problem, request, glance, "glance")
         if res.complete:
-            spent = time.perf_counter() - t1
-            estimates["lattice"] = Estimate("lattice", None, plan is not None,
-                                            "not estimated: the search answered first",
-                                            applies=plan is not None)
-            estimates[name] = Estimate(name, spent, True,
-                                       f"answered in its first {glance:g} s "
-                                       f"({res.stats['nodes']:,} nodes)")
-            what = ("found a witness" if request.kind == "certify" and res.items else
-                    "finished")
-            return _Decision(Choice(name, f"the search {what} in its first {glance:g} s "
-                                          f"({spent:.2f} s), before any estimate", estimates),
-                             estimates["lattice"], plan, res)
-    lat, plan = estimate_lattice(problem, request, plan)
+            lat = Estimate("lattice", None, plan is not None,
+                           "not estimated: the search answered first", applies=plan is not None)
+            estimates["lattice"] = lat
+            return _Decision(Choice(name, f"{reason}, before any estimate", estimates), lat,
+                             plan, answered=res)
+    lat, plan, chunks = estimate_lattice(problem, request, plan, unfit)
     estimates["lattice"] = lat
+    probed = None
 
     def decision(engine: str, reason: str, answered: EngineResult | None = None) -> _Decision:
-        return _Decision(Choice(engine, reason, estimates), lat, plan, answered, probed)
+        return _Decision(Choice(engine, reason, estimates), lat, plan, chunks, answered,
+                         probed)
 
     if lat.applies and lat.seconds <= QUICK_SECONDS:
         return decision("lattice", f"the lattice is estimated at {lat.seconds:.2g} s "
@@ -638,18 +648,9 @@ def decide(problem: Problem, request: Request, probe_seconds: float = PROBE_SECO
                 return decision("sample", f"the sampler found a witness in its {probe:.2g} s "
                                           "hunt (no search applies)", hunt)
     elif probe > 0:
-        t1 = time.perf_counter()
-        res = run_search(name, problem, request.within(probe).but(progress=False))
-        spent = time.perf_counter() - t1
-        nodes = res.stats["nodes"]
+        res, estimates[name], reason = _probe(name, problem, request, probe, "probe")
         if res.complete:
-            estimates[name] = Estimate(name, spent, True, f"finished its probe ({nodes:,} nodes)")
-            what = ("found a witness" if request.kind == "certify" and res.items else
-                    "finished")
-            return decision(name, f"the search {what} within its {probe:.2g} s probe "
-                                  f"({spent:.2f} s)", res)
-        estimates[name] = Estimate(name, None, True, f"not finished after a {spent:.2f} s "
-                                                     f"probe ({nodes:,} nodes)")
+            return decision(name, reason, res)
         probed = res
     left = request.time_left()
     budget = AUTO_LATTICE_SECONDS if left is None else left
@@ -681,9 +682,7 @@ def choose(problem: Problem, request: Request) -> EngineResult:
         if chosen == "lattice":
             lat = dec.lattice
             _announce("lattice", lat.seconds, request, lat.note)
-            one = (lat.seconds * _workers(request, dec.plan.num_chunks)
-                   if lat.seconds is not None else None)
-            res = run_lattice(problem, request, plan=dec.plan, one_process_seconds=one)
+            res = run_lattice(problem, request, plan=dec.plan, chunks=dec.chunks)
         else:
             _announce(chosen, None, request, dec.choice.reason)
             res = ENGINES[chosen](problem, request)
