@@ -270,7 +270,11 @@ def _cmd_learn(args) -> int:
     from pcfair.circuit.io import save
     from pcfair.errors import DataError
     from pcfair.learn.clt import learn_pc, train_valid_split
-    from pcfair.learn.data import check_binary_decision, drop_constant_columns, prepare_frame
+    from pcfair.learn.data import (
+        check_binary_decision,
+        drop_constant_columns,
+        prepare_frame,
+    )
 
     t0 = time.perf_counter()
     _check_output(args.out, (".json", ".psdd", ".jpc"))
@@ -458,7 +462,8 @@ def _cmd_certify(args) -> int:
 
     if args.dry_run:
         return _dry_run(args)
-    cert = certify(_load(args), args.decision, _sensitive(args), args.delta,
+    pc = _load(args)
+    cert = certify(pc, args.decision, _sensitive(args), args.delta,
                    favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
                    n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
                    data=args.data, exact_max=args.max)
@@ -466,7 +471,7 @@ def _cmd_certify(args) -> int:
     if (cert.witness is not None and cert.witness.probability < RARE_WITNESS
             and args.min_support < RARE_WITNESS):
         # a witness that describes almost nobody: look for one that describes somebody
-        supported = certify(_load(args), args.decision, _sensitive(args), args.delta,
+        supported = certify(pc, args.decision, _sensitive(args), args.delta,
                             favorable=args.favorable, engine=args.engine,
                             time_limit=SUPPORTED_WITNESS_SECONDS, n_jobs=args.jobs,
                             executor=args.scheduler, min_support=RARE_WITNESS,
@@ -538,7 +543,7 @@ def _dry_run(args) -> int:
     if est["lattice_points"] is not None:
         print(f"lattice: {est['lattice_points']:,} patterns; about "
               f"{est['chunk_bytes'] / 2**20:,.0f} MiB per chunk and worker")
-        need = est["lattice_points"]  # one byte a point for 3 thresholds
+        need = est["summary_bytes"]
         fits = "within" if need <= DEFAULT_MAX_BYTES else "over"
         print(f"maximal/minimal patterns (patterns --kind maximal|minimal, report): a bitmap of "
               f"{need / 2**20:,.2f} MiB for 3 thresholds, {fits} the "

@@ -135,6 +135,24 @@ class Request:
         return replace(self, **changes)
 
 
+def check_fraction(value, name: str) -> float:
+    """``value`` as a float in [0, 1) (a threshold δ, a minimum support), else
+    :class:`~pcfair.errors.OptionError` naming it.
+
+    Examples
+    --------
+    >>> check_fraction("0.05", "delta")
+    0.05
+    """
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise OptionError(f"{name} must be a number in [0, 1), got {value!r}") from None
+    if not 0 <= value < 1:
+        raise OptionError(f"{name} must be in [0, 1), got {value}")
+    return value
+
+
 def resolve_request(kind: str, delta, *, engine: str = "auto", k=None,
                     rank_by: str = "discrimination", min_support=0.0, count_only=False,
                     out=None, exact_max=False, time_limit=None, n_jobs=1, executor=None,
@@ -142,20 +160,14 @@ def resolve_request(kind: str, delta, *, engine: str = "auto", k=None,
                     search_options: SearchOptions = SearchOptions()) -> Request:
     """The checked :class:`Request`; the clock starts here (``time_limit`` becomes one
     deadline). ``engine`` must already be checked
-    (:func:`pcfair.patterns.engines.check_engine`). ``n_jobs`` above the machine's cores is capped with a warning
-    (:func:`pcfair.patterns.executors.resolve_n_jobs`)."""
+    (:func:`pcfair.patterns.engines.check_engine`). ``n_jobs`` above the machine's cores is
+    capped with a warning (:func:`pcfair.patterns.executors.resolve_n_jobs`)."""
     if kind != "certify" and kind not in KINDS:
         raise OptionError(f"kind must be one of {KINDS}, not {kind!r}")
     if rank_by not in RANKS:
         raise OptionError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
-    try:
-        delta = float(delta)
-    except (TypeError, ValueError):
-        raise OptionError(f"delta must be a number in [0, 1), got {delta!r}") from None
-    if not 0 <= delta < 1:
-        raise OptionError(f"delta must be in [0, 1), got {delta}")
-    if not 0 <= float(min_support) < 1:
-        raise OptionError(f"min_support must be in [0, 1), got {min_support}")
+    delta = check_fraction(delta, "delta")
+    min_support = check_fraction(min_support, "min_support")
     if out is not None and kind != "all":
         raise OptionError("out= writes the patterns of kind='all'")
     k = 10 if k is None else int(k)
@@ -163,7 +175,7 @@ def resolve_request(kind: str, delta, *, engine: str = "auto", k=None,
         raise OptionError(f"k must be at least 1, not {k}")
     deadline = None if time_limit is None else time.time() + check_time_limit(time_limit)
     return Request(kind=kind, delta=delta, engine=engine, k=k,
-                   rank_by=rank_by, min_support=float(min_support), count_only=bool(count_only),
+                   rank_by=rank_by, min_support=min_support, count_only=bool(count_only),
                    out=out, exact_max=bool(exact_max), deadline=deadline,
                    n_jobs=resolve_n_jobs(n_jobs) if executor is None else 1,
                    executor=executor, progress=progress, max_bytes=int(max_bytes),

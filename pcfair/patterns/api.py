@@ -28,6 +28,7 @@ from pcfair.patterns._arguments import (
     KINDS,
     RANKS,
     as_circuit,
+    check_fraction,
     resolve_problem,
     resolve_request,
 )
@@ -235,8 +236,8 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     """
     problem = resolve_problem(pc, decision, sensitive, favorable)
     pc, d, fav, sens = problem.pc, problem.d, problem.fav, problem.sens
-    deltas = tuple(resolve_request("all", x).delta for x in deltas)
-    min_support = resolve_request("all", min(deltas), min_support=min_support).min_support
+    deltas = tuple(check_fraction(x, "delta") for x in deltas)
+    min_support = check_fraction(min_support, "min_support")
     kmax = max(ks)
     plan = make_plan(pc, d, fav, sens, max_bytes)
     need = summary_bytes(plan, len(deltas))

@@ -89,6 +89,7 @@ from pcfair.patterns.lattice import (
     make_plan,
     probe_cost,
     scan,
+    summary_bytes,
     summary_patterns,
 )
 from pcfair.patterns.naive_bayes_search import search_naive_bayes
@@ -735,5 +736,6 @@ def estimate_engines(model, decision, sensitive, delta: float, *, kind: str = "c
     out = dec.choice.to_dict()
     out["lattice_points"] = None if dec.plan is None else dec.plan.num_points
     out["chunk_bytes"] = None if dec.plan is None else dec.plan.chunk_bytes()
+    out["summary_bytes"] = None if dec.plan is None else summary_bytes(dec.plan, 3)
     out["seconds"] = time.perf_counter() - t0
     return out
