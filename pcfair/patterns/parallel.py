@@ -64,7 +64,7 @@ def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensit
                     delta: float, *, n_jobs: int = 1, mode: str = "all", k: int = 10,
                     rank_by: str = "discrimination", time_limit: float | None = None,
                     progress: bool | None = None, executor=None, min_support: float = 0.0,
-                    ordering: str = "influence", **options) -> SearchResult:
+                    ordering: str = "auto", **options) -> SearchResult:
     """The search ``runner`` (:func:`pcfair.patterns.search.search` or a compiled search that
     takes a ``partition``) split into disjoint shares run on ``n_jobs`` local processes
     (``-1``: every core) or on ``executor`` (see :func:`pcfair.patterns.executors.map_chunks`);

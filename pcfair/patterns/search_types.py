@@ -27,7 +27,9 @@ MODES = ("all", "first", "topk", "pareto", "extension")
 class SearchOptions:
     """Switches for the search's improvements (see the module docstring)."""
 
-    ordering: str = "influence"  # or "index": sensitive first, then the circuit's order
+    # "auto" (the tree order where the circuit is a decision-rooted tree model, else
+    # "influence"), "tree", "influence" or "index" (see search_order)
+    ordering: str = "auto"
     share_bounds: bool = True
     best_first: bool = True
     seed_runs: int = 20  # sampling-miner runs whose patterns pre-fill a top-k (0: off)
@@ -83,19 +85,109 @@ def decision_information(circuit: Circuit, d: int, variables: list[int]) -> np.n
     return out
 
 
+#: The orderings :func:`search_order` knows.
+ORDERINGS = ("auto", "tree", "influence", "index")
+
+
 def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
-                 ordering: str = "influence") -> list[int]:
-    """The variable order: sensitive variables first, then the others; within each group by
-    decreasing mutual information with the decision (``"influence"``) or by index."""
+                 ordering: str = "auto") -> list[int]:
+    """The variable order of a branch-and-bound search: sensitive variables first (by
+    decreasing mutual information with the decision), then the others.
+
+    - ``"influence"``: the others by decreasing mutual information with the decision;
+    - ``"index"``: both groups in the circuit's order;
+    - ``"tree"`` (a circuit that :meth:`TreeBound.from_circuit
+      <pcfair.patterns.bounds.TreeBound.from_circuit>` recognises; an
+      :class:`~pcfair.errors.OptionError` otherwise): the others in :func:`tree_preorder`;
+    - ``"auto"``: ``"tree"`` where it applies, else ``"influence"``.
+
+    Every order visits the same lattice, so the answers do not depend on it (each pattern is
+    one node); only the pruning does. ``benchmarks/bench_search.py --only order`` measures
+    the orders against each other.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.learn import learn_pc
+    >>> df = pd.DataFrame({"d": [0, 1, 1, 0], "s": [0, 1, 1, 0], "a": [1, 1, 0, 0],
+    ...                    "b": [0, 1, 0, 1]})
+    >>> order = search_order(learn_pc(df, "d"), 0, 1, [1])
+    >>> order[0], sorted(order)
+    (1, [1, 2, 3])
+    """
+    if ordering not in ORDERINGS:
+        raise OptionError(f"ordering must be one of {ORDERINGS}, not {ordering!r}")
     sens = sorted(set(sensitive))
     rest = [v for v in range(circuit.num_variables) if v != d and v not in set(sens)]
     if ordering == "index":
         return sens + rest
-    if ordering != "influence":
-        raise OptionError(f"ordering must be 'influence' or 'index', not {ordering!r}")
     info = decision_information(circuit, d, sens + rest)
     key = dict(zip(sens + rest, info))
-    return (sorted(sens, key=lambda v: -key[v]) + sorted(rest, key=lambda v: -key[v]))
+    head = sorted(sens, key=lambda v: -key[v])
+    if ordering in ("auto", "tree"):
+        from pcfair.patterns.bounds import TreeBound  # bounds imports this module's users
+
+        tb = TreeBound.from_circuit(circuit, d, fav)
+        if tb is not None:
+            return head + [v for v in tree_preorder(tb.parent, d, sens, key) if v not in sens]
+        if ordering == "tree":
+            raise OptionError("the tree ordering needs a decision-rooted tree-augmented "
+                              "circuit (TreeBound.from_circuit)")
+    return head + sorted(rest, key=lambda v: -key[v])
+
+
+def tree_preorder(parent, d: int, sensitive: list[int], info: dict) -> list[int]:
+    """The features of a tree model (``parent[v]`` a feature, or negative for a child of
+    the decision ``d``) in depth-first pre-order: a variable before its subtree, a subtree
+    whole before the next; siblings whose subtree holds a sensitive variable first, then
+    smaller subtrees first, then by decreasing ``info``.
+
+    Why it prunes (the tree bound, :class:`~pcfair.patterns.bounds.TreeBound`): in pre-order
+    the undecided variables of every search node form whole subtrees below decided parents,
+    and a subtree below an observed parent adds its ratio to both sides of ``Δ`` (case (P2)),
+    so the bound's intervals add instead of mixing; the subtrees that can hold ``x`` come
+    first, so deep in the search the difference ``B − A`` is decided and only the shared
+    shift ``A`` is bounded. Measured, not proved, to be a good order
+    (``benchmarks/bench_search.py --only order``); any order is sound.
+
+    Examples
+    --------
+    >>> tree_preorder([-1, 0, 0, -1, -1], 4, [2], {0: .1, 1: .3, 2: .2, 3: .0})
+    [0, 2, 1, 3]
+    """
+    n = len(parent)
+    children: dict[int, list[int]] = {v: [] for v in range(-1, n)}
+    for v in range(n):
+        if v != d:
+            children[int(parent[v]) if parent[v] >= 0 else -1].append(v)
+    size: dict[int, int] = {}
+    holds: dict[int, bool] = {}
+    sens = set(sensitive)
+
+    def measure(v: int) -> None:  # iterative post-order: sizes and "holds a sensitive"
+        stack = [(v, False)]
+        while stack:
+            u, done = stack.pop()
+            if done:
+                size[u] = 1 + sum(size[c] for c in children[u])
+                holds[u] = u in sens or any(holds[c] for c in children[u])
+            else:
+                stack.append((u, True))
+                stack.extend((c, False) for c in children[u])
+
+    for r in children[-1]:
+        measure(r)
+
+    def rank(v: int) -> tuple:
+        return (not holds[v], size[v], -info.get(v, 0.0), v)
+
+    out: list[int] = []
+    stack = sorted(children[-1], key=rank, reverse=True)
+    while stack:
+        v = stack.pop()
+        out.append(v)
+        stack.extend(sorted(children[v], key=rank, reverse=True))
+    return out
 
 
 def pattern_key(x: dict, y: dict) -> tuple:

@@ -531,3 +531,26 @@ def test_cli_says_when_the_witness_describes_almost_nobody(tmp_path, capsys):
     answer = json.loads(capsys.readouterr().out)
     assert answer["witness"]["probability"] < 1e-4 and answer["supported_witness"] is None
     assert answer["favorable"] == 1 and answer["decision"] == "d"
+
+
+@pytest.mark.parametrize("lattice,search,left,cap", [
+    (None, True, None, None), (None, False, 0.3, None), (0.5, True, None, None),
+    (3.0, True, None, None), (40.0, True, None, None), (40.0, False, None, None),
+    (40.0, True, 30.0, None), (40.0, True, 60.0, None), (40.0, True, None, 0.5),
+    (4000.0, True, None, None), (1e9, True, 1e10, None)])
+def test_the_probe_risks_at_most_a_quarter_of_the_lattice(lattice, search, left, cap):
+    """A search's probe before a lattice that would run after it is a quarter of the lattice's
+    estimate when that is over PROBE_SECONDS; never over half the estimate, the time left or
+    the cap; PROBE_SECONDS (or less) otherwise."""
+    from pcfair.patterns.engines import PROBE_SECONDS, PROBE_SHARE, probe_length
+
+    got = probe_length(lattice, search, left, cap)
+    limits = [c for c in (left, cap) if c is not None]
+    if lattice is not None:
+        limits.append(lattice / 2)
+    runs_after = (search and lattice is not None
+                  and lattice <= (left if left is not None else 900.0))
+    want = max(PROBE_SECONDS, PROBE_SHARE * lattice) if runs_after else PROBE_SECONDS
+    assert got == pytest.approx(min([want] + limits))
+    if lattice is not None and runs_after:
+        assert got <= PROBE_SHARE * lattice or got <= PROBE_SECONDS

@@ -1,0 +1,201 @@
+"""Issue 25: the compiled tree search with the tree order against the influence order.
+
+Both orders walk the same lattice with the same bound (:class:`pcfair.patterns.bounds.TreeBound`)
+and give the same answers; only the pruning differs. Each task runs the compiled search
+(:func:`pcfair.patterns.tree_search.tree_search`, one process) with the variable order of
+:func:`pcfair.patterns.search_types.search_order` ``"tree"`` (the default ``"auto"`` on these
+models) and ``"influence"`` (the default before), each with ``--limit`` seconds, in the same
+run, and prints seconds, nodes, complete or not, and the answer. Models:
+
+- **raw German CLT**: UCI ``german.data`` through :func:`pcfair.datasets.fetch_german` (the 20
+  attributes, personal status split into ``personal_status`` and ``sex``), numeric columns in
+  4 quantile bins (``pcfair learn --bins 4``), decision ``credit`` (favourable ``good``),
+  sensitive ``personal_status``, ``sex``, ``age``, ``foreign_worker``: top-1 and top-10 by
+  |Δ|, and certification at top-1 + 0.02, with ``min_support`` 0 and 0.001 (one training row);
+- **raw Adult CLT** (as ``bench_engines.py`` builds it): top-10 by |Δ|, sensitive ``sex``,
+  ``race``, then also ``marital-status`` and ``native-country``;
+- **binarized German CLT** (``german_binerized.csv``): certification at its largest |Δ| +
+  0.005, the largest taken from the tree order's top-1 (when complete);
+- **scaling**: binary CLTs learned from 2,000 rows of a synthetic tree distribution with 20, 30,
+  40, 50, 60 features, three sensitive features hanging off random features (not off ``D``):
+  top-1 by |Δ| with the tree order, then certification by both at top-1 + 0.02 (a fair δ), or
+  at δ = 0.2 where the top-1 did not complete.
+
+Usage::
+
+    python benchmarks/bench_tree_order.py [--limit 120] [--only german,adult,binary,scaling]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+os.environ.setdefault("PCFAIR_DATA", str(SHARED))
+
+import pcfair  # noqa: E402
+from pcfair.learn.data import prepare_frame  # noqa: E402
+from pcfair.patterns.bounds import TreeBound  # noqa: E402
+from pcfair.patterns.search_types import search_order  # noqa: E402
+from pcfair.patterns.tree_search import tree_search  # noqa: E402
+
+ORDERS = ("tree", "influence")
+
+
+def raw_german():
+    """What ``pcfair learn german.csv --decision credit --bins 4`` learns."""
+    import tempfile
+
+    from pcfair.datasets import fetch_german
+    from pcfair.learn.data import drop_constant_columns
+    from pcfair.patterns.support import read_table
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "german.csv"
+        fetch_german().frame.to_csv(path, index=False)
+        df, _ = drop_constant_columns(read_table(path), keep=("credit",))
+    frame, _ = prepare_frame(df, "credit", 4)
+    return pcfair.learn_pc(frame, "credit")
+
+
+def raw_adult():
+    from pcfair.datasets._adult import read_adult
+
+    df = read_adult(SHARED / "raw" / "adult.data").drop(columns=["fnlwgt", "education-num"])
+    df = df.dropna()
+    for c in df.columns:
+        if not pd.api.types.is_numeric_dtype(df[c]):
+            df[c] = df[c].astype(str).str.strip()
+    frame, _ = prepare_frame(df, "income", 4)
+    return pcfair.learn_pc(frame, "income")
+
+
+def binary_german():
+    return pcfair.learn_pc(pd.read_csv(SHARED / "german_binerized.csv"), "loan_status")
+
+
+def synthetic(n_features: int, rows: int = 2000, seed: int = 0):
+    """A binary CLT learned from a random tree distribution over ``D`` and the features, with
+    three sensitive features ``s0..s2`` that depend on ``D`` only through other features."""
+    rng = np.random.default_rng(seed)
+    n = rows
+    cols = {"D": rng.random(n) < 0.4}
+    names = ["D"]
+    for i in range(n_features - 3):
+        parent = cols[names[rng.integers(len(names))]]
+        flip = rng.uniform(0.05, 0.35)
+        cols[f"z{i}"] = np.where(rng.random(n) < flip, ~parent, parent)
+        names.append(f"z{i}")
+    for i in range(3):  # sensitive features hang off random features, never off D itself
+        parent = cols[names[1 + rng.integers(len(names) - 1)]]
+        cols[f"s{i}"] = np.where(rng.random(n) < rng.uniform(0.2, 0.4), ~parent, parent)
+    df = pd.DataFrame({k: v.astype(int) for k, v in cols.items()})
+    return pcfair.learn_pc(df, "D")
+
+
+class Task:
+    def __init__(self, pc, decision, sensitive, favorable):
+        names = list(pc.variables.names)
+        self.pc = pc
+        self.d = names.index(decision)
+        self.fav = list(pc.variables.domains[self.d]).index(favorable)
+        self.sens = [names.index(s) for s in sensitive]
+        self.tb = TreeBound.from_circuit(pc, self.d, self.fav)
+        assert self.tb is not None, "not a tree model"
+        self.orders = {o: search_order(pc, self.d, self.fav, self.sens, o) for o in ORDERS}
+
+    def run(self, order, delta, mode, k=1, min_support=0.0, limit=120.0):
+        t = time.perf_counter()
+        res = tree_search(self.tb.fresh(), self.sens, delta, self.orders[order], mode=mode,
+                          k=k, time_limit=limit, min_support=min_support)
+        return res, time.perf_counter() - t
+
+
+def fmt(res, seconds, mode) -> str:
+    if mode == "first":
+        answer = ("incomplete" if not res.complete else
+                  "unfair" if res.patterns else "fair")
+    else:
+        scores = [abs(p.score) for p in res.patterns]
+        answer = (f"top {max(scores):.6f}, k-th {min(scores):.6f}" if scores else "none")
+        answer += "" if res.complete else " (incomplete)"
+    return f"{seconds:8.2f} s {res.nodes:>12,} nodes  {answer}"
+
+
+def compare(label, task, delta, mode, k=1, min_support=0.0, limit=120.0):
+    out = {}
+    for order in ORDERS:
+        res, sec = task.run(order, delta, mode, k, min_support, limit)
+        out[order] = (res, sec)
+        print(f"| {label} | {order} | {fmt(res, sec, mode)} |", flush=True)
+    (a, ta), (b, tb) = out["tree"], out["influence"]
+    if a.complete:
+        print(f"|   | ratio | influence/tree: {tb / ta:.1f}x seconds"
+              f"{'' if b.complete else ' (at least: influence incomplete)'}, "
+              f"{b.nodes / max(a.nodes, 1):.1f}x nodes |", flush=True)
+    return out["tree"][0]
+
+
+def german(limit):
+    task = Task(raw_german(), "credit", ["personal_status", "sex", "age", "foreign_worker"],
+                "good")
+    print("\n## raw German CLT (22 variables, lattice "
+          f"{np.prod([int(c) + 1 for c in task.pc.variables.cardinalities]):.2e} points)")
+    for ms in (0.001, 0.0):
+        top1 = compare(f"top-1 |Δ|, min_support {ms}", task, 0.0, "topk", 1, ms, limit)
+        compare(f"top-10 |Δ|, min_support {ms}", task, 0.0, "topk", 10, ms, limit)
+        if top1.complete and top1.patterns:
+            delta = abs(top1.patterns[0].score) + 0.02
+            compare(f"certify δ = {delta:.5f}, min_support {ms}", task, delta, "first", 1, ms,
+                    limit)
+
+
+def adult(limit):
+    pc = raw_adult()
+    print("\n## raw Adult CLT")
+    for sens in (["sex", "race"], ["sex", "race", "marital-status", "native-country"]):
+        task = Task(pc, "income", sens, ">50K")
+        compare(f"top-10 |Δ|, sensitive {','.join(sens)}", task, 0.0, "topk", 10, 0.0, limit)
+
+
+def binary(limit):
+    task = Task(binary_german(), "loan_status", ["age", "foreign_worker", "sex",
+                                                 "marital_status"], 1)
+    print("\n## binarized German CLT")
+    res, sec = task.run("tree", 0.0, "topk", 1, 0.0, limit)
+    print(f"| top-1 |Δ| | tree | {fmt(res, sec, 'topk')} |", flush=True)
+    if res.complete:
+        delta = abs(res.patterns[0].score) + 0.005
+        compare(f"certify δ = {delta:.6f}", task, delta, "first", 1, 0.0, limit)
+
+
+def scaling(limit):
+    print("\n## scaling: synthetic binary CLTs, certification at top-1 + 0.02")
+    for n in (20, 30, 40, 50, 60):
+        task = Task(synthetic(n), "D", ["s0", "s1", "s2"], 1)
+        res, sec = task.run("tree", 0.0, "topk", 1, 0.0, limit)
+        print(f"| {n} features: top-1 |Δ| | tree | {fmt(res, sec, 'topk')} |", flush=True)
+        delta = abs(res.patterns[0].score) + 0.02 if res.complete else 0.2
+        compare(f"{n} features: certify δ = {delta:.4f}", task, delta, "first", 1, 0.0, limit)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=float, default=120.0, help="seconds per search")
+    ap.add_argument("--only", default="german,adult,binary,scaling")
+    args = ap.parse_args()
+    warm = Task(synthetic(8, 200), "D", ["s0"], 1)  # compile / load the kernels
+    warm.run("tree", 0.0, "topk", 1)
+    print("| task | order | result |\n|---|---|---|")
+    for part in args.only.split(","):
+        {"german": german, "adult": adult, "binary": binary, "scaling": scaling}[part](args.limit)
+
+
+if __name__ == "__main__":
+    main()
