@@ -380,11 +380,15 @@ def _solve(sp: SoftmaxParameters, counts: np.ndarray, scores: PatternScores, the
                         options={**SOLVER_OPTIONS, **options})
 
 
+#: Default seconds of one oracle call of :func:`learn_fair_pc`.
+ORACLE_SECONDS = 30.0
+
+
 def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, structure="clt",
                   k: int = 10, rank_by: str = "divergence", max_iter: int = 30,
                   time_limit: float | None = None, pseudocount: float = 1.0,
                   random_state=None, *, favorable=None, engine: str = "auto",
-                  margin: float | None = None, oracle_time_limit: float | None = None,
+                  margin: float | None = None, oracle_time_limit: float | None = ORACLE_SECONDS,
                   certify_time_limit: float | None = None, count_patterns: bool = True,
                   solver_options: dict | None = None, bins=None, verbose: bool = False,
                   progress: bool | None = None) -> FairLearningResult:
@@ -432,8 +436,14 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         Adult at δ = 0.05: 34 iterations with ``margin=1e-4``, 26 with ``0.05 δ``, for a
         training log-likelihood 0.0012 per row lower). Doubled when an iteration finds only
         patterns already constrained.
-    oracle_time_limit, certify_time_limit : float, optional
-        Seconds for each oracle run and for the final certification (search engine).
+    oracle_time_limit : float or None, default ORACLE_SECONDS (30)
+        Seconds for each oracle call (None: no limit). A top-k cut short still returns
+        valid constraints, and where it found none the oracle certifies with the time left
+        (:class:`~pcfair.patterns.oracle.DiscriminationOracle`), so on models whose exact
+        top-k takes long (raw German: hours) the loop goes on instead of spending its whole
+        time in the first call. Only the final certification must be complete.
+    certify_time_limit : float, optional
+        Seconds for the final certification (None: until it is complete).
     count_patterns : bool, default True
         Count all remaining patterns at each iteration when the lattice engine runs.
     solver_options : dict, optional

@@ -19,7 +19,7 @@ pattern to the other side.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -132,7 +132,8 @@ class OracleResult:
 
     ``fair`` is True only when a complete certification run found no pattern (then
     ``certificate`` holds it), False when patterns were found (``constraints`` holds the top-k
-    as constraints), None when an incomplete run found none. ``count`` is the number of all
+    as constraints, or the certification's witness where the top-k run found none), None when
+    neither run found one and the certification was incomplete. ``count`` is the number of all
     discrimination patterns when they were counted (lattice engine), else None.
     """
 
@@ -159,7 +160,7 @@ class OracleResult:
     def to_frame(self) -> pd.DataFrame:
         """One row per constraint: the pattern columns of :meth:`PatternSet.to_frame`, plus
         ``delta_bound`` (δ) and ``gradient_norm`` (Euclidean norm of ∂Δ/∂θ)."""
-        frame = self.patterns.to_frame()
+        frame = replace(self.patterns, patterns=[c.pattern for c in self.constraints]).to_frame()
         frame["delta_bound"] = [c.delta for c in self.constraints]
         frame["gradient_norm"] = [float(np.linalg.norm(c.gradient())) for c in self.constraints]
         return frame
@@ -181,8 +182,10 @@ class DiscriminationOracle:
     k : int, default 10
     engine : {"auto", "lattice", "search"}
     time_limit : float, optional
-        Seconds for each search-engine run (top-k and certification); a stopped run is
-        incomplete and never certifies.
+        Seconds for one call: the top-k run, then (where it found no pattern) the
+        certification with the time left, at least a second; a stopped run is incomplete
+        and never certifies. Any violation is a valid constraint, so a top-k cut short
+        still feeds the fair learner.
     favorable : value, optional
         The favourable decision value. Needed unless the decision's values are 0 and 1
         (then 1: :func:`pcfair.inference.quotient.implicit_favorable`); a decision such as
@@ -264,31 +267,34 @@ class DiscriminationOracle:
                               k=self.k, rank_by=self.rank_by, favorable=self.favorable,
                               engine=self.engine, time_limit=self.time_limit,
                               max_bytes=self.max_bytes, progress=False)
+        certificate = None
+        violations = list(found)
+        if not violations:
+            # nothing ranked (none exists, or the top-k ran out of time): a certification,
+            # which stops at its first witness, settles it or gives one violation (with the
+            # time left, at least a second: witnesses take the search a few nodes)
+            left = (None if self.time_limit is None else
+                    max(self.time_limit - (time.perf_counter() - t0), 1.0))
+            certificate = certify(circuit, self.decision, self.sensitive, self.delta,
+                                  favorable=self.favorable, engine=self.engine,
+                                  time_limit=left, max_bytes=self.max_bytes, progress=False)
+            if certificate.witness is not None:
+                violations = [certificate.witness]
         params = self.parameters(circuit)
         theta = params.logits(circuit)
         index_form = [(circuit.variables.encode_assignment(p.x),
-                       circuit.variables.encode_assignment(p.y)) for p in found]
+                       circuit.variables.encode_assignment(p.y)) for p in violations]
         constraints = [
             PatternConstraint(pattern=p, x=x, y=y, delta=self.delta, parameters=params,
                               theta=theta, decision=d, favorable=fav,
                               _scores=PatternScores(params, d, fav, [(x, y)]))
-            for p, (x, y) in zip(found, index_form)]
+            for p, (x, y) in zip(violations, index_form)]
         count = None
         if self.count_patterns and found.engine == "lattice":
             count = find_patterns(circuit, self.decision, self.sensitive, self.delta,
                                   favorable=self.favorable, engine="lattice", count_only=True,
                                   max_bytes=self.max_bytes).count
-        certificate = None
-        if constraints:
-            fair: bool | None = False
-        elif found.complete:
-            certificate = certify(circuit, self.decision, self.sensitive, self.delta,
-                                  favorable=self.favorable, engine=self.engine,
-                                  time_limit=self.time_limit, max_bytes=self.max_bytes,
-                                  progress=False)
-            fair = certificate.fair
-        else:
-            fair = None
+        fair = False if constraints else certificate.fair
         return OracleResult(fair=fair, certificate=certificate, patterns=found,
                             constraints=constraints, parameters=params, theta=theta,
                             count=count, seconds=time.perf_counter() - t0)

@@ -109,8 +109,33 @@ def test_search_engine_runs_stopped_by_the_time_limit():
     for c in found.constraints:
         assert c.value() == pytest.approx(c.pattern.score, abs=1e-12)
         assert abs(c.value()) > 0.1
-    nothing = DiscriminationOracle("loan_status", sens, 0.1, time_limit=1e-9)(german)
-    assert nothing.fair is None and nothing.certificate is None and nothing.constraints == []
+
+
+def test_an_empty_top_k_is_settled_by_a_certification(monkeypatch):
+    """A top-k run cut before its first pattern: the certification (first witness) runs with
+    the time left and its witness becomes the one constraint; where it is cut too, the call
+    is neither fair nor unfair."""
+    german = pcfair.load(CIRCUITS / "german_clt.json")
+    sens = ["age", "foreign_worker", "sex", "marital_status"]
+    real_find, real_certify = oracle_module.find_patterns, oracle_module.certify
+
+    def cut(*args, **kwargs):
+        return real_find(*args, **{**kwargs, "time_limit": 1e-9})
+
+    monkeypatch.setattr(oracle_module, "find_patterns", cut)
+    found = DiscriminationOracle("loan_status", sens, 0.1, time_limit=5)(german)
+    assert len(found.patterns) == 0 and not found.complete
+    assert found.fair is False and found.certificate.fair is False
+    (c,) = found.constraints
+    assert c.pattern == found.certificate.witness
+    assert abs(c.value()) > 0.1 and c.value() == pytest.approx(c.pattern.score, abs=1e-12)
+    assert list(found.to_frame()["score"]) == [c.pattern.score]
+
+    monkeypatch.setattr(oracle_module, "certify",
+                        lambda *a, **kw: real_certify(*a, **{**kw, "time_limit": 1e-9}))
+    nothing = DiscriminationOracle("loan_status", sens, 0.1, time_limit=5)(german)
+    assert nothing.fair is None and nothing.constraints == []
+    assert nothing.certificate.fair is None and not nothing.certificate.complete
 
 
 def test_bad_arguments():
