@@ -40,6 +40,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 
 import pcfair  # noqa: E402
+from bench_engines import _raw_adult as raw_adult  # noqa: E402  (the same model)
 from pcfair.learn.data import prepare_frame  # noqa: E402
 from pcfair.patterns.bounds import TreeBound  # noqa: E402
 from pcfair.patterns.search_types import search_order  # noqa: E402
@@ -62,18 +63,6 @@ def raw_german():
         df, _ = drop_constant_columns(read_table(path), keep=("credit",))
     frame, _ = prepare_frame(df, "credit", 4)
     return pcfair.learn_pc(frame, "credit")
-
-
-def raw_adult():
-    from pcfair.datasets._adult import read_adult
-
-    df = read_adult(SHARED / "raw" / "adult.data").drop(columns=["fnlwgt", "education-num"])
-    df = df.dropna()
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]):
-            df[c] = df[c].astype(str).str.strip()
-    frame, _ = prepare_frame(df, "income", 4)
-    return pcfair.learn_pc(frame, "income")
 
 
 def binary_german():

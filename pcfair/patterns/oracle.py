@@ -182,10 +182,9 @@ class DiscriminationOracle:
     k : int, default 10
     engine : {"auto", "lattice", "search"}
     time_limit : float, optional
-        Seconds for one call: the top-k run, then (where it found no pattern) the
-        certification with the time left, at least a second; a stopped run is incomplete
-        and never certifies. Any violation is a valid constraint, so a top-k cut short
-        still feeds the fair learner.
+        Seconds for each run: the top-k, then (where it found no pattern) the
+        certification; a stopped run is incomplete and never certifies. Any violation is a
+        valid constraint, so a top-k cut short still feeds the fair learner.
     favorable : value, optional
         The favourable decision value. Needed unless the decision's values are 0 and 1
         (then 1: :func:`pcfair.inference.quotient.implicit_favorable`); a decision such as
@@ -271,13 +270,11 @@ class DiscriminationOracle:
         violations = list(found)
         if not violations:
             # nothing ranked (none exists, or the top-k ran out of time): a certification,
-            # which stops at its first witness, settles it or gives one violation (with the
-            # time left, at least a second: witnesses take the search a few nodes)
-            left = (None if self.time_limit is None else
-                    max(self.time_limit - (time.perf_counter() - t0), 1.0))
+            # which stops at its first witness, settles it or gives one violation
             certificate = certify(circuit, self.decision, self.sensitive, self.delta,
                                   favorable=self.favorable, engine=self.engine,
-                                  time_limit=left, max_bytes=self.max_bytes, progress=False)
+                                  time_limit=self.time_limit, max_bytes=self.max_bytes,
+                                  progress=False)
             if certificate.witness is not None:
                 violations = [certificate.witness]
         params = self.parameters(circuit)

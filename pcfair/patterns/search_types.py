@@ -17,6 +17,7 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
+from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.scores import log_normalizer
 
 #: The modes of the branch-and-bound searches.
@@ -102,7 +103,7 @@ def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
     - ``"auto"``: ``"tree"`` where it applies, else ``"influence"``.
 
     Every order visits the same lattice, so the answers do not depend on it (each pattern is
-    one node); only the pruning does. ``benchmarks/bench_search.py --only order`` measures
+    one node); only the pruning does. ``benchmarks/bench_tree_order.py`` measures
     the orders against each other.
 
     Examples
@@ -125,8 +126,6 @@ def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
     key = dict(zip(sens + rest, info))
     head = sorted(sens, key=lambda v: -key[v])
     if ordering in ("auto", "tree"):
-        from pcfair.patterns.bounds import TreeBound  # bounds imports this module's users
-
         tb = TreeBound.from_circuit(circuit, d, fav)
         if tb is not None:
             return head + [v for v in tree_preorder(tb.parent, d, sens, key) if v not in sens]
@@ -148,7 +147,7 @@ def tree_preorder(parent, d: int, sensitive: list[int], info: dict) -> list[int]
     so the bound's intervals add instead of mixing; the subtrees that can hold ``x`` come
     first, so deep in the search the difference ``B − A`` is decided and only the shared
     shift ``A`` is bounded. Measured, not proved, to be a good order
-    (``benchmarks/bench_search.py --only order``); any order is sound.
+    (``benchmarks/bench_tree_order.py``); any order is sound.
 
     Examples
     --------
