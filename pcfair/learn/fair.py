@@ -441,7 +441,9 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         valid constraints, and where it found none the oracle certifies (as long again) and
         constrains the witness (:class:`~pcfair.patterns.oracle.DiscriminationOracle`), so on models whose exact
         top-k takes long (raw German: hours) the loop goes on instead of spending its whole
-        time in the first call. Only the final certification must be complete.
+        time in the first call. A call that finds nothing and proves nothing (both runs
+        cut) is repeated on the same model with twice the time, while ``max_iter`` and
+        ``time_limit`` allow. Only the final certification must be complete.
     certify_time_limit : float, optional
         Seconds for the final certification (None: until it is complete).
     count_patterns : bool, default True
@@ -561,6 +563,16 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
                         ll=f"{rows[-1]['log_likelihood']:.4f}", refresh=False)
         if verbose:
             _say(bar, _iteration_line(rows[-1]))
+        if found.fair is None and oracle_time_limit is not None and \
+                len(rows) <= max_iter and (time_limit is None or time_limit - (
+                    time.perf_counter() - t0) > 2 * oracle_time_limit):
+            # neither the top-k nor the certification found a pattern in their time, and
+            # neither proved the model fair: look again at the same model, twice as long
+            oracle_time_limit *= 2
+            if verbose:
+                _say(bar, f"the oracle found nothing and proved nothing: it looks again for "
+                          f"{oracle_time_limit:g} s")
+            continue
         status = _stop_reason(found, len(rows) - 1, max_iter, time_limit, t0)
         if status:
             break

@@ -220,3 +220,24 @@ def test_continuous_columns_need_bins(planted):
                         structure="naive_bayes")
     score = res.circuit.variables.domains[res.circuit.variables.index("score")]
     assert len(score) == 3 and score[0].startswith("[") and res.fair is True
+
+
+def test_an_oracle_call_that_finds_and_proves_nothing_looks_again_longer(planted, monkeypatch):
+    """Both runs of an oracle call cut before any answer: the loop does not stop, it asks
+    again about the same model with twice the time, and still ends with a proof."""
+    real = fair_module.DiscriminationOracle.__call__
+    limits = []
+
+    def call(self, circuit):
+        limits.append(self.time_limit)
+        if len(limits) == 1:  # the first call: both runs cut at once
+            self.time_limit = 1e-9
+        return real(self, circuit)
+
+    monkeypatch.setattr(fair_module.DiscriminationOracle, "__call__", call)
+    res = learn_fair_pc(planted.frame, "D", planted.sensitive, 0.1, k=5, oracle_time_limit=5)
+    assert limits[:2] == [5, 10]
+    first = res.history.iloc[0]
+    assert first["patterns_found"] == 0 and first["n_constraints"] == 0
+    assert res.history.iloc[1]["n_constraints"] == 0  # the same model, asked again
+    assert res.fair is True and res.certificate.complete
