@@ -327,9 +327,18 @@ def _cmd_learn(args) -> int:
                             verbose=args.verbose, progress=progress)
         pc = res.circuit
         if res.fair is not True:
+            marked = uncertified_path(args.out)
+            save(pc, marked)
+            witness = res.certificate.witness
             print(f"NOT CERTIFIED: {res.status}; the final model is "
                   f"{'unfair' if res.fair is False else 'not certified (incomplete run)'} "
-                  f"at delta {args.delta}; nothing written", file=sys.stderr)
+                  f"at delta {args.delta}"
+                  + (f" (a pattern left: {witness.text()}, Δ = {witness.score:+.6f})"
+                     if witness is not None else "")
+                  + f". It is written as {marked}, not {args.out}; list what is left with "
+                  f"`pcfair patterns {marked} --decision {args.decision} --sensitive "
+                  f"{args.sensitive} --delta {args.delta} --kind topk`. Next: "
+                  f"{fair_learning_next_step(res.status, args)}", file=sys.stderr)
             return EXIT_INCOMPLETE
     else:
         pc = learn_pc(train, args.decision, structure=args.structure,
@@ -352,7 +361,8 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
         "learn", help="learn a circuit from a CSV file (optionally a certified fair one)",
         description="Learn a smooth, decomposable, deterministic, structured-decomposable "
                     "circuit from a CSV file; with --fair, learn it subject to delta-fairness "
-                    "and write it only when it is certified (exit 3 otherwise).")
+                    "and certify it (a model it cannot certify is written as "
+                    "OUT.uncertified.json, with the next step to take, and it exits 3).")
     p.add_argument("data", help="CSV file with a header (else --no-header --columns); "
                                 "complete, categorical columns (bin continuous ones with "
                                 "--bins)")
@@ -380,7 +390,8 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
     fair = p.add_argument_group("fair learning (--fair)")
     fair.add_argument("--fair", action="store_true",
                       help="maximum likelihood subject to delta-fairness (learn_fair_pc); "
-                           "writes the model only when certified, else exits 3")
+                           "a model it cannot certify is written as OUT.uncertified.json "
+                           "with the next step, and it exits 3")
     fair.add_argument("--sensitive", default=None, help="comma-separated sensitive columns")
     fair.add_argument("--delta", type=open_probability, default=None,
                       help="discrimination threshold, in (0, 1)")
@@ -443,6 +454,29 @@ def _check_output(path, suffixes: tuple[str, ...] | None = None) -> None:
     if suffixes is not None and out.suffix.lower() not in suffixes:
         raise OptionError(f"cannot write {out}: expected a name ending in "
                           f"{' or '.join(suffixes)}")
+
+
+def uncertified_path(out) -> Path:
+    """Where ``learn --fair`` writes a model it could not certify: ``OUT`` with
+    ``.uncertified`` before its suffixes (``m.json`` → ``m.uncertified.json``), so that it is
+    never mistaken for, nor overwrites, a certified one."""
+    out = Path(out)
+    stem, dot, rest = out.name.partition(".")
+    return out.with_name(f"{stem}.uncertified{dot}{rest}")
+
+
+def fair_learning_next_step(status: str, args) -> str:
+    """A concrete next step for a fair-learning run that ended with ``status``."""
+    if "max_iter" in status:
+        return (f"more re-fits and more patterns per re-fit (--max-iter {4 * args.max_iter} "
+                f"--k {5 * args.k}; now {args.max_iter} and {args.k})")
+    if "time_limit" in status or "incomplete" in status:
+        return ("more time (--time-limit; now "
+                f"{'none' if args.time_limit is None else f'{args.time_limit:g} s'})")
+    if "solver" in status:
+        return ("a larger --delta or a simpler model (--structure naive_bayes): the solver "
+                "cannot meet every constraint")
+    return "a larger --delta, --max-iter or --time-limit"
 
 
 def _sensitive(args) -> list[str]:

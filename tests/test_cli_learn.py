@@ -111,16 +111,34 @@ def test_fair_writes_a_certified_model(planted_csv, tmp_path, capsys):
                  "--delta", "0.1"]) == EXIT_FOUND
 
 
-def test_fair_exits_3_and_writes_nothing_when_not_certified(planted_csv, tmp_path, capsys):
+def test_fair_exits_3_and_writes_a_marked_model_when_not_certified(planted_csv, tmp_path,
+                                                                   capsys):
     path, data = planted_csv
     out = tmp_path / "fair.json"
+    sens = ",".join(data.sensitive)
     argv = ["learn", str(path), "--decision", data.target, "--out", str(out), "--fair",
-            "--sensitive", ",".join(data.sensitive), "--delta", "0.02", "--k", "1",
-            "--max-iter", "1", "--structure", "naive_bayes"]
+            "--sensitive", sens, "--delta", "0.02", "--k", "1", "--max-iter", "1",
+            "--structure", "naive_bayes"]
     assert main(argv) == EXIT_INCOMPLETE
     err = capsys.readouterr().err
-    assert "NOT CERTIFIED" in err and "nothing written" in err
-    assert not out.exists()
+    marked = tmp_path / "fair.uncertified.json"
+    assert "NOT CERTIFIED" in err and f"written as {marked}, not {out}" in err
+    assert "a pattern left:" in err and "--max-iter 4 --k 5; now 1 and 1" in err
+    assert not out.exists() and marked.exists()
+    # what it wrote is the model it could not certify: certify finds the pattern it named
+    assert main(["certify", str(marked), "--decision", data.target, "--sensitive", sens,
+                 "--delta", "0.02"]) == EXIT_FOUND
+
+
+@pytest.mark.parametrize("name, marked", [("m.json", "m.uncertified.json"),
+                                          ("dir/m.json.gz", "dir/m.uncertified.json.gz"),
+                                          ("m", "m.uncertified")])
+def test_uncertified_path(name, marked):
+    from pathlib import Path
+
+    from pcfair.cli import uncertified_path
+
+    assert uncertified_path(name) == Path(marked)
 
 
 @pytest.mark.parametrize("extra, message", [
