@@ -592,7 +592,7 @@ class _Decision:
     plan: LatticePlan | None
     chunks: int = 1
     answered: EngineResult | None = None
-    probe: EngineResult | None = None  # the search's unfinished probe
+    probe: EngineResult | None = None  # the search's unfinished glance or probe
 
 
 def _probe(name: str, problem: Problem, request: Request, seconds: float, what: str
@@ -644,6 +644,7 @@ def decide(problem: Problem, request: Request, probe_cap: float | None = None) -
     name, why = search_engine(problem, request)
     estimates: dict = {}
     plan, unfit = _plan(problem, request)
+    probed = None  # the search's latest unfinished run: kept if the time runs out later
     if (name is not None and request.out is None
             and (plan is None or plan.num_points > GLANCE_POINTS)):
         glance = GLANCE_SECONDS if request.deadline is None else \
@@ -655,9 +656,9 @@ def decide(problem: Problem, request: Request, probe_cap: float | None = None) -
             estimates["lattice"] = lat
             return _Decision(Choice(name, f"{reason}, before any estimate", estimates), lat,
                              plan, answered=res)
+        probed = res
     lat, plan, chunks = estimate_lattice(problem, request, plan, unfit)
     estimates["lattice"] = lat
-    probed = None
 
     def decision(engine: str, reason: str, answered: EngineResult | None = None) -> _Decision:
         return _Decision(Choice(engine, reason, estimates), lat, plan, chunks, answered,
