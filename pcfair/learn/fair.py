@@ -439,9 +439,9 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     oracle_time_limit : float or None, default ORACLE_SECONDS (30)
         Seconds for each oracle call (None: no limit). A top-k cut short still returns
         valid constraints, and where it found none the oracle certifies (as long again) and
-        constrains the witness (:class:`~pcfair.patterns.oracle.DiscriminationOracle`), so on models whose exact
-        top-k takes long (raw German: hours) the loop goes on instead of spending its whole
-        time in the first call. A call that finds nothing and proves nothing (both runs
+        constrains the witness (:class:`~pcfair.patterns.oracle.DiscriminationOracle`), so
+        on models whose exact top-k takes long (raw German: hours) the loop goes on instead
+        of spending its whole time in the first call. A call that finds nothing and proves nothing (both runs
         cut) is repeated on the same model with twice the time, while ``max_iter`` and
         ``time_limit`` allow. Only the final certification must be complete.
     certify_time_limit : float, optional
