@@ -441,9 +441,9 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         valid constraints, and where it found none the oracle certifies (as long again) and
         constrains the witness (:class:`~pcfair.patterns.oracle.DiscriminationOracle`), so
         on models whose exact top-k takes long (raw German: hours) the loop goes on instead
-        of spending its whole time in the first call. A call that finds nothing and proves nothing (both runs
-        cut) is repeated on the same model with twice the time, while ``max_iter`` and
-        ``time_limit`` allow. Only the final certification must be complete.
+        of spending its whole time in the first call. A call that finds nothing and proves
+        nothing (both runs cut) is repeated on the same model with twice the time, while
+        ``max_iter`` and ``time_limit`` allow. Only the final certification must be complete.
     certify_time_limit : float, optional
         Seconds for the final certification (None: until it is complete).
     count_patterns : bool, default True
