@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from pcfair.circuit.properties import PropertyReport
     from pcfair.circuit.vtree import Vtree
+    from pcfair.learn.recipe import Recipe
 
 INDICATOR = 0
 CATEGORICAL = 1
@@ -75,6 +76,9 @@ class Circuit:
     edge_b: np.ndarray
     edge_logw: np.ndarray
     vtree: "Vtree | None" = None
+    #: How raw tables become this circuit's values (a :class:`pcfair.learn.recipe.Recipe`), for a
+    #: circuit learned from one; kept by :meth:`with_vtree` and :meth:`with_parameters`.
+    recipe: "Recipe | None" = field(default=None, compare=False)
     #: Values derived from the circuit; owned by :mod:`pcfair.circuit.derived` (never touched
     #: elsewhere).
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
@@ -159,7 +163,18 @@ class Circuit:
         return Circuit(
             self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,
             self.params, self.edge_ptr, self.edge_a, self.edge_b, self.edge_logw, vtree,
+            self.recipe,
         )
+
+    def with_recipe(self, recipe: "Recipe | None") -> "Circuit":
+        """A copy of this circuit carrying ``recipe`` (:mod:`pcfair.learn.recipe`); the compiled
+        structure and everything derived from it are shared."""
+        c = Circuit(
+            self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,
+            self.params, self.edge_ptr, self.edge_a, self.edge_b, self.edge_logw, self.vtree,
+            recipe, self._cache,
+        )
+        return c
 
     def with_parameters(self, edge_logw: np.ndarray, params: np.ndarray | None = None) -> "Circuit":
         """A copy with new sum log-weights (and optionally leaf log-parameters), same structure."""
@@ -172,7 +187,7 @@ class Circuit:
             raise ParameterError(f"params has shape {params.shape}, not {self.params.shape}")
         c = Circuit(
             self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,
-            params, self.edge_ptr, self.edge_a, self.edge_b, edge_logw, self.vtree,
+            params, self.edge_ptr, self.edge_a, self.edge_b, edge_logw, self.vtree, self.recipe,
         )
         carry_structural(self, c)
         return c

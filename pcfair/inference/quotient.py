@@ -1038,10 +1038,15 @@ def decision_evidence(circuit: Circuit, decision, favorable) -> tuple[int, int, 
 
     ``favorable=None`` means the value ``1`` where the decision's values say 0 and 1
     (:func:`implicit_favorable`); any other decision (``["<=50K", ">50K"]``) needs its
-    favourable value named, and is refused with its values otherwise, never guessed."""
+    favourable value named, and is refused with its values otherwise, never guessed. A model
+    whose recipe (:mod:`pcfair.learn.recipe`) names the favourable value of this decision
+    supplies it."""
     d = circuit.variables.index(decision)
     if circuit.variables.cardinalities[d] != 2:
         raise VariableError(f"the decision variable {circuit.names[d]!r} must be binary")
+    recipe = circuit.recipe
+    if favorable is None and recipe is not None and recipe.decision == circuit.names[d]:
+        favorable = recipe.favorable
     if favorable is None:
         fav = implicit_favorable(circuit.variables.domains[d])
         if fav is None:

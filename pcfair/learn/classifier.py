@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 
@@ -13,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from pcfair.errors import DataError, OptionError
 from pcfair.inference.marginals import log_marginals
+from pcfair.learn.recipe import model_frame
 
 
 def _check_entries(arr: np.ndarray) -> None:
@@ -132,6 +134,10 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
                                      random_state=self.random_state)
         else:
             self._fit_fair(df, target, names)
+        recipe = self.circuit_.recipe  # prediction bins new rows with the training edges
+        self.circuit_ = self.circuit_.with_recipe(dataclasses.replace(
+            recipe, columns=(*names, target),
+            bins={c: tuple(map(float, e)) for c, e in self.bin_edges_.items()}))
         d = self.circuit_.variables.index(target)
         self.classes_ = np.array(self.circuit_.variables.domains[d])
         return self
@@ -161,35 +167,9 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=False)
         _check_entries(X)
         c = self.circuit_
-        names = self._names(X.shape[1])
-        ev = np.full((X.shape[0], c.num_variables), -1, np.int32)
-        edges = getattr(self, "bin_edges_", {})
-        for j, name in enumerate(names):
-            v = c.variables.index(name)
-            col = X[:, j]
-            if name in edges:
-                from pcfair.learn.data import apply_bins
-
-                raw = pd.DataFrame({name: pd.to_numeric(pd.Series(col), errors="coerce")})
-                col = apply_bins(raw, {name: edges[name]})[name].astype(object).to_numpy()
-                col = np.where(pd.isna(col), None, col)
-            cache: dict = {}
-            for r, x in enumerate(col):
-                if x is None or (isinstance(x, (float, np.floating)) and np.isnan(x)):
-                    continue
-                key = (type(x), x)
-                if key not in cache:
-                    try:
-                        cache[key] = c.variables.value_index(v, x)
-                    except KeyError:
-                        if self.handle_unknown == "error":
-                            raise DataError(
-                                f"feature {name!r} has value {x!r}, not seen in training "
-                                f"(values {list(c.variables.domains[v])}); pass "
-                                "handle_unknown='missing' to treat it as unobserved") from None
-                        cache[key] = -1
-                ev[r, v] = cache[key]
-        return ev
+        frame = pd.DataFrame(X, columns=self._names(X.shape[1])).infer_objects()
+        frame = model_frame(c, frame, unknown=self.handle_unknown)  # binned, unknowns checked
+        return c.variables.evidence_matrix(frame)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """log P(class | observed features) per row and class (NaN features marginalised)."""

@@ -34,6 +34,7 @@ from pcfair.circuit.vtree import Vtree
 from pcfair.errors import DataError, OptionError
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
 from pcfair.learn.data import encode_frame, prepare_frame
+from pcfair.learn.recipe import Recipe
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,9 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     Returns
     -------
     Circuit
-        With its vtree attached.
+        With its vtree attached, and its recipe (:mod:`pcfair.learn.recipe`: the columns, the bin
+        edges, the decision and the row count), so that raw rows can be read by it
+        (``data=``, :func:`pcfair.learn.recipe.model_frame`).
 
     Examples
     --------
@@ -202,10 +205,21 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     if decision not in df.columns:
         raise DataError(f"decision column {decision!r} is not in the data; columns are "
                         f"{list(df.columns)}")
-    df, _ = prepare_frame(df, decision, bins)
+    columns = tuple(str(c) for c in df.columns)
+    df, edges = prepare_frame(df, decision, bins)
     codes, variables = encode_frame(df)
+    pc = _learn_codes(codes, variables, variables.index(decision), structure, pseudocount,
+                      random_state, max_splits, max_nodes, valid_size, progress)
+    return pc.with_recipe(Recipe(columns=columns, bins={c: tuple(map(float, e))
+                                                        for c, e in edges.items()},
+                                 decision=str(decision), rows=len(df)))
+
+
+def _learn_codes(codes: np.ndarray, variables, d: int, structure: str, pseudocount: float,
+                 random_state, max_splits: int, max_nodes: int, valid_size: float,
+                 progress: bool | None) -> Circuit:
+    """:func:`learn_pc` on encoded data."""
     cards = variables.cardinalities
-    d = variables.index(decision)
     if structure == "naive_bayes":
         from pcfair.learn.naive_bayes import learn_naive_bayes
 

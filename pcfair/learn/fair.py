@@ -57,6 +57,7 @@ from pcfair.learn.clt import (
 from pcfair.learn.data import encode_frame, prepare_frame
 from pcfair.learn.naive_bayes import _nb_tables, _prior, naive_bayes_circuit
 from pcfair.learn.parameters import data_flows
+from pcfair.learn.recipe import Recipe
 from pcfair.patterns.api import certify
 from pcfair.patterns.results import Certificate, Pattern
 from pcfair.patterns.oracle import DiscriminationOracle, PatternScores
@@ -492,18 +493,23 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     margin = 0.05 * float(delta) if margin is None else float(margin)
     if margin < 0 or margin >= delta:
         raise OptionError(f"margin must be in [0, delta), got {margin}")
+    columns, edges = tuple(str(c) for c in df.columns), {}
     if bins is not None or not isinstance(structure, Circuit):
-        df, _ = prepare_frame(df, decision, bins)
+        df, edges = prepare_frame(df, decision, bins)
     from pcfair.learn.strudel import progress_bar
 
     bar = progress_bar(progress, max_iter + 1, "fair learning", "iteration")
     try:
-        return _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
-                           time_limit, pseudocount, random_state, favorable, engine, margin,
-                           oracle_time_limit, certify_time_limit, count_patterns,
-                           solver_options, verbose, bar, t0)
+        res = _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
+                          time_limit, pseudocount, random_state, favorable, engine, margin,
+                          oracle_time_limit, certify_time_limit, count_patterns,
+                          solver_options, verbose, bar, t0)
     finally:
         bar.close()
+    recipe = Recipe(columns=columns, bins={c: tuple(map(float, e)) for c, e in edges.items()},
+                    decision=str(decision), favorable=res.certificate.favorable, rows=len(df))
+    res.circuit = res.circuit.with_recipe(recipe)
+    return res
 
 
 def _say(bar, line: str) -> None:

@@ -87,6 +87,8 @@ def resolve_problem(model, decision, sensitive, favorable) -> Problem:
         raise VariableError("the decision variable cannot be sensitive")
     require_tractable_marginals(circuit)
     pc = derived(circuit, "normalized", lambda: normalized(circuit))
+    if pc.recipe is not circuit.recipe:  # data= is read by the model's recipe
+        pc = pc.with_recipe(circuit.recipe)
     return Problem(pc, d, fav, sorted(set(sens)))
 
 

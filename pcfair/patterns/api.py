@@ -52,7 +52,8 @@ from pcfair.patterns.results import (
 from pcfair.patterns.scores import THRESHOLD_ATOL, ScoredPattern
 from pcfair.patterns.search_types import SearchOptions
 from pcfair.patterns.summaries import pareto_mask
-from pcfair.patterns.support import read_table, with_row_counts
+from pcfair.learn.recipe import model_frame
+from pcfair.patterns.support import with_row_counts
 
 __all__ = ["Certificate", "KINDS", "Pattern", "PatternSet", "RANKS", "as_circuit", "certify",
            "find_patterns", "pattern_census", "sample_patterns"]
@@ -156,7 +157,7 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                               time_limit=time_limit, n_jobs=n_jobs, executor=executor,
                               progress=progress, max_bytes=max_bytes,
                               search_options=search_options)
-    data = None if data is None else read_table(data)
+    data = None if data is None else model_frame(problem.pc, data)  # fails before the work
     res = engines.answer(problem, request)
     found = to_pattern_set(problem.pc, problem.d, problem.fav, res, kind, request.delta,
                            rank_by, count_only, request.deadline)
@@ -204,7 +205,7 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=None, engi
                               time_limit=time_limit, n_jobs=n_jobs, executor=executor,
                               progress=progress, max_bytes=max_bytes,
                               search_options=search_options)
-    data = None if data is None else read_table(data)
+    data = None if data is None else model_frame(problem.pc, data)  # fails before the work
     res = engines.answer(problem, request)
     cert = to_certificate(problem.pc, problem.d, problem.fav, res, request.delta)
     return with_row_counts(cert, problem.pc, data)

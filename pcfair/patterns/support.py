@@ -6,7 +6,8 @@ how many actual people stand behind it, which is what a reviewer asks first of a
 pattern. :func:`count_rows` counts them; :func:`with_row_counts` fills :attr:`Pattern.rows` of a
 result (:class:`~pcfair.patterns.api.Certificate` or :class:`~pcfair.patterns.api.PatternSet`).
 
-Values are read the way evidence is (:meth:`pcfair.circuit.variables.Variables.value_index`):
+Raw rows are first put in the model's values by its recipe, if it has one
+(:func:`pcfair.learn.recipe.model_frame`: trimmed, binned). Values are then read the way evidence is (:meth:`pcfair.circuit.variables.Variables.value_index`):
 by label, with 0/1 codes accepted for labelled binary features (``Sex_=1`` in a binarized table
 matches the label ``"1 (Female)"``). A missing cell never matches an assigned variable.
 """
@@ -21,28 +22,9 @@ import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import DataError
+from pcfair.learn.recipe import model_frame, read_table
 
-
-def read_table(data: "pd.DataFrame | str | os.PathLike", *,
-               columns: "list[str] | None" = None) -> pd.DataFrame:
-    """A DataFrame as given, or a CSV file read with only empty cells missing (so that a
-    category spelled ``None`` or ``NA`` stays a category). ``columns`` names the columns of a
-    file without a header row (its first row is then data); their number must match."""
-    if isinstance(data, pd.DataFrame):
-        return data
-    if isinstance(data, (str, os.PathLike)):
-        header = "infer" if columns is None else None
-        try:
-            frame = pd.read_csv(data, keep_default_na=False, na_values=[""], header=header)
-        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
-            raise DataError(f"cannot read the data file {os.fspath(data)!r}: {err}") from err
-        if columns is not None:
-            if len(columns) != frame.shape[1]:
-                raise DataError(f"{os.fspath(data)!r} has {frame.shape[1]} columns, but "
-                                f"{len(columns)} names were given: {list(columns)}")
-            frame.columns = list(columns)
-        return frame
-    raise TypeError(f"data must be a pandas DataFrame or a CSV path, not {type(data).__name__}")
+__all__ = ["count_rows", "read_table", "with_row_counts"]
 
 
 def count_rows(circuit: Circuit, patterns, data: "pd.DataFrame | str | os.PathLike"
@@ -86,7 +68,7 @@ def count_rows(circuit: Circuit, patterns, data: "pd.DataFrame | str | os.PathLi
     [1]
     """
     patterns = list(patterns)
-    frame = read_table(data)
+    frame = model_frame(circuit, data)
     names = set(circuit.names)
     needed = sorted({k for p in patterns for k in (*p.x, *p.y)}, key=circuit.variables.index)
     missing = [v for v in needed if v not in frame.columns]

@@ -52,6 +52,11 @@ def _sibling_vtree(path: Path) -> Path | None:
     return None
 
 
+def _sibling_recipe(path: Path) -> Path:
+    gz = path.name.endswith(".gz")
+    return path.with_name(Path(path.name[:-3] if gz else path.name).stem + ".recipe.json")
+
+
 def load(path: str | os.PathLike, vtree: "str | os.PathLike | Vtree | None" = None) -> Circuit | Vtree:
     """Load a circuit (or a vtree) from a file, dispatching on the suffix.
 
@@ -111,14 +116,28 @@ def load(path: str | os.PathLike, vtree: "str | os.PathLike | Vtree | None" = No
     if vtree is None and suffix in (".psdd", ".sdd"):
         sib = _sibling_vtree(path)
         vtree = read_vtree(sib) if sib is not None else None
-    return _READERS[suffix](path, vtree)
+    circuit = _READERS[suffix](path, vtree)
+    recipe_path = _sibling_recipe(path)
+    if recipe_path.is_file():
+        from pcfair.learn.recipe import Recipe  # the learners' record, read with the model
+
+        recipe = Recipe.from_json(recipe_path)
+        unknown = [n for n in recipe.bins if n not in circuit.variables.names]
+        if unknown:
+            raise FormatError(f"the recipe bins {unknown}, which are not variables of "
+                              f"{path.name}", str(recipe_path))
+        circuit = circuit.with_recipe(recipe)
+    return circuit
 
 
 def save(circuit: Circuit | Vtree, path: str | os.PathLike) -> None:
     """Save a circuit (or vtree), dispatching on the suffix.
 
     Saving ``X.psdd`` also writes ``X.vtree`` (the circuit needs a vtree). ``.json`` keeps
-    everything (names, categorical domains, vtree); ``.jpc`` keeps the structure and parameters.
+    everything (names, categorical domains, vtree, recipe); ``.jpc`` keeps the structure and
+    parameters. A circuit's recipe (:mod:`pcfair.learn.recipe`) is written beside a ``.psdd`` or
+    ``.jpc`` as ``X.recipe.json`` (and read back by :func:`load`); saving one without a recipe
+    removes a stale ``X.recipe.json``.
     """
     path = Path(path)
     suffix = _suffix(path)
@@ -138,6 +157,12 @@ def save(circuit: Circuit | Vtree, path: str | os.PathLike) -> None:
         write_jpc(circuit, path)
     else:
         raise FormatError(f"cannot save as {suffix!r} (use .psdd, .json or .jpc)", str(path))
+    if suffix != ".json":
+        sidecar = _sibling_recipe(path)
+        if circuit.recipe is not None:
+            circuit.recipe.to_json(sidecar)
+        elif sidecar.is_file():
+            sidecar.unlink()
 
 
 __all__ = ["load", "save", "read_psdd", "read_vtree", "read_sdd", "read_jpc", "read_json",

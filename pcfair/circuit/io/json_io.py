@@ -1,7 +1,9 @@
 """pcfair's native JSON format: an exact, versioned round-trip of the flat form.
 
 Top-level keys: ``format`` ("pcfair-circuit"), ``version`` (1), ``variables`` (a list of
-``{"name", "values"}``), ``nodes`` (the flat arrays) and ``vtree`` (post-order arrays or null).
+``{"name", "values"}``), ``nodes`` (the flat arrays), ``vtree`` (post-order arrays or null) and,
+for a model learned from a table, ``recipe`` (how raw rows become its values:
+:mod:`pcfair.learn.recipe`; checked field by field on reading).
 Log-probabilities of zero probabilities are written as the string ``"-inf"``.
 
 The format stores a normalised probabilistic circuit (it is what the certifier reads), so a
@@ -81,6 +83,7 @@ def to_dict(circuit: Circuit) -> dict:
         "vtree": None if vt is None else {
             "left": vt.left.tolist(), "right": vt.right.tolist(), "var": vt.var.tolist()
         },
+        **({} if circuit.recipe is None else {"recipe": circuit.recipe.to_dict()}),
     }
 
 
@@ -170,7 +173,16 @@ def from_dict(data: dict, path: str = "<dict>", vtree: Vtree | None = None) -> C
             if prob is not None:
                 raise FormatError(f"{prob[1]}{note}", path)
     final = vtree if vtree is not None else stored
-    return c.with_vtree(final) if final is not None else c
+    c = c.with_vtree(final) if final is not None else c
+    if data.get("recipe") is not None:
+        from pcfair.learn.recipe import Recipe  # the learners' record, read with the model
+
+        recipe = Recipe.from_dict(data["recipe"], path)
+        unknown = [n for n in recipe.bins if n not in variables.names]
+        if unknown:
+            raise FormatError(f"the recipe bins {unknown}, which are not variables", path)
+        c = c.with_recipe(recipe)
+    return c
 
 
 def _validate(a: dict, params, logw, variables: Variables, path: str) -> None:
