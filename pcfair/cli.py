@@ -215,8 +215,11 @@ def _load(args):
 def _cmd_check(args) -> int:
     import json
 
-    rep = _load(args).properties()
+    circuit = _load(args)
+    rep = circuit.properties()
     data = rep.to_dict()
+    if circuit.recipe is not None:
+        data["recipe"] = circuit.recipe.to_dict()
     if args.format == "json":
         print(json.dumps(data, indent=2, default=str))
         return EXIT_OK
@@ -231,6 +234,10 @@ def _cmd_check(args) -> int:
     for prob in rep.problems:
         ce = f"  counterexample: {prob.counterexample}" if prob.counterexample else ""
         print(f"  problem [{prob.property}] node {prob.node}: {prob.message}{ce}")
+    if circuit.recipe is not None:
+        print("recipe (how raw rows become the model's values):")
+        for line in circuit.recipe.describe() or ["nothing changed"]:
+            print(f"  {line}")
     return EXIT_OK
 
 
@@ -252,7 +259,10 @@ def _cmd_marginal(args) -> int:
     import numpy as np
 
     circuit = _load(args)
-    ev = _parse_assignment(args.evidence or "")
+    from pcfair.learn.recipe import model_evidence
+
+    raw = _parse_assignment(args.evidence or "")
+    ev = model_evidence(circuit, raw, args.unknown)  # the recipe trims and bins raw values
     logp = float(circuit.log_marginal(ev)[0])
     if args.format == "json":
         print(json.dumps({"evidence": ev, "log_probability": logp,
@@ -263,18 +273,16 @@ def _cmd_marginal(args) -> int:
 
 
 def _cmd_learn(args) -> int:
+    import dataclasses
     import time
 
     import pandas as pd
 
     from pcfair.circuit.io import save
     from pcfair.errors import DataError
+    from pcfair.inference.quotient import implicit_favorable
     from pcfair.learn.clt import learn_pc, train_valid_split
-    from pcfair.learn.data import (
-        check_binary_decision,
-        drop_constant_columns,
-        prepare_frame,
-    )
+    from pcfair.learn.recipe import fit_recipe, read_table
 
     t0 = time.perf_counter()
     _check_output(args.out, (".json", ".psdd", ".jpc"))
@@ -282,33 +290,36 @@ def _cmd_learn(args) -> int:
         raise OptionError("learn --fair needs --sensitive and --delta")
     if not args.fair and (args.sensitive is not None or args.delta is not None):
         raise OptionError("--sensitive and --delta are options of learn --fair")
-    from pcfair.patterns.support import read_table  # only empty cells are missing
-
     columns = None
     if args.columns is not None:
         columns = [c.strip() for c in args.columns.split(",")]
     elif args.no_header:
         raise OptionError("--no-header needs --columns (the names of the file's columns)")
     try:
-        df = read_table(args.data, columns=columns)
+        raw = read_table(args.data, columns=columns)  # only empty cells are missing
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"cannot read {args.data}: {exc}") from None
-    if args.decision not in df.columns:
-        raise DataError(f"decision column {args.decision!r} is not in {args.data}; columns are "
-                        f"{list(df.columns)}")
     if args.fair and args.decision in _sensitive(args):
         raise OptionError(f"{args.decision!r} is the decision and cannot be sensitive too")
-    df, dropped = drop_constant_columns(df, keep=(args.decision,))
-    for column, value in dropped.items():
-        print(f"pcfair: column {column!r} has one value ({value!r}) in every row: dropped "
-              "(it cannot tell anyone apart)", file=sys.stderr)
+    df, recipe, trimmed = fit_recipe(raw, args.decision, bins=args.bins,
+                                     strip=not args.keep_spaces, header=columns is None,
+                                     favorable=args.favorable)
+    if trimmed:
+        print(f"pcfair: surrounding spaces trimmed from the values of {', '.join(trimmed)} "
+              "(the model file records it; --keep-spaces keeps them)", file=sys.stderr)
+    for column, why in recipe.dropped.items():
+        print(f"pcfair: column {column!r} dropped ({why}: it cannot tell anyone apart)",
+              file=sys.stderr)
+    values = sorted(pd.unique(df[args.decision].dropna()), key=str)
+    if recipe.favorable is None and implicit_favorable(values) is None:
+        raise OptionError(f"name the favourable value of the decision {args.decision!r} with "
+                          f"--favorable: its values are {[str(v) for v in values]}, not 0 and 1")
     if args.fair:
         missing = [c for c in _sensitive(args) if c not in df.columns]
         if missing:
             raise DataError(f"sensitive column(s) {missing} are not in the data (or were "
                             f"dropped); columns are {list(df.columns)}")
-    df, edges = prepare_frame(df, args.decision, args.bins)  # before any split: same bins
-    check_binary_decision(df, args.decision)
+    edges = recipe.bins
     if args.verbose:
         print(f"read {args.data}: {len(df):,} rows, {df.shape[1]} columns"
               + "".join(f"; {c} binned into {len(e) - 1} quantile bin(s)"
@@ -323,9 +334,10 @@ def _cmd_learn(args) -> int:
         res = learn_fair_pc(train, args.decision, sensitive, args.delta,
                             structure=args.structure, k=args.k, max_iter=args.max_iter,
                             time_limit=args.time_limit, pseudocount=args.pseudocount,
-                            random_state=args.seed, favorable=args.favorable,
+                            random_state=args.seed, favorable=recipe.favorable,
                             verbose=args.verbose, progress=progress)
-        pc = res.circuit
+        pc = res.circuit.with_recipe(dataclasses.replace(
+            recipe, favorable=res.certificate.favorable, rows=len(train)))
         if res.fair is not True:
             marked = uncertified_path(args.out)
             save(pc, marked)
@@ -343,6 +355,7 @@ def _cmd_learn(args) -> int:
     else:
         pc = learn_pc(train, args.decision, structure=args.structure,
                       pseudocount=args.pseudocount, random_state=args.seed, progress=progress)
+        pc = pc.with_recipe(dataclasses.replace(recipe, rows=len(train)))
     save(pc, args.out)
     fair = (f"certified {args.delta}-fair for {', '.join(_sensitive(args))}; "
             if args.fair else "")
@@ -372,6 +385,13 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated names of the file's columns (a file without a "
                         "header; implies --no-header)")
     p.add_argument("--decision", required=True, help="the decision column")
+    p.add_argument("--favorable", default=None,
+                   help="the favourable decision value, recorded in the model so that later "
+                        "commands need not name it (required unless the decision's values "
+                        "are 0 and 1)")
+    p.add_argument("--keep-spaces", action="store_true",
+                   help="keep surrounding spaces in names and values (by default they are "
+                        "trimmed, and the model file records it)")
     p.add_argument("--structure", choices=("clt", "strudel", "naive_bayes"), default="clt")
     p.add_argument("--bins", type=positive_int, default=None, metavar="N",
                    help="cut every numeric column with more than 20 distinct values into N "
@@ -395,9 +415,6 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
     fair.add_argument("--sensitive", default=None, help="comma-separated sensitive columns")
     fair.add_argument("--delta", type=open_probability, default=None,
                       help="discrimination threshold, in (0, 1)")
-    fair.add_argument("--favorable", default=None,
-                      help="the favourable decision value (needed unless the decision's "
-                           "values are 0 and 1)")
     fair.add_argument("--k", type=positive_int, default=10,
                       help="patterns constrained per iteration (default 10)")
     fair.add_argument("--max-iter", type=positive_int, default=30,
@@ -431,8 +448,26 @@ def _pattern_args(p: argparse.ArgumentParser,
     p.add_argument("--min-support", type=fraction, default=0.0, metavar="P",
                    help="set aside patterns with P(x, y) below P (counted separately)")
     p.add_argument("--data", default=None, metavar="FILE.csv",
-                   help="a table of the model's variables (e.g. its training data): each "
-                        "reported pattern shows how many of its rows match it")
+                   help="a table of the model's variables (e.g. its training data, raw: the "
+                        "model's recipe trims and bins it): each reported pattern shows how "
+                        "many of its rows match it")
+    _unknown_arg(p)
+
+
+def _unknown_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--unknown", choices=("error", "missing"), default="error",  # recipe.UNKNOWN
+                   help="a value the model never saw (an unseen category, a non-number in a "
+                        "binned column): error (default, naming the column) or missing "
+                        "(treated as unobserved)")
+
+
+def _model_data(pc, args):
+    """``--data`` in the model's values (its recipe applied), or None; read before any work."""
+    if getattr(args, "data", None) is None:
+        return None
+    from pcfair.learn.recipe import model_frame
+
+    return model_frame(pc, args.data, args.unknown)
 
 
 def _jobs_arg(p: argparse.ArgumentParser) -> None:
@@ -483,9 +518,8 @@ def _sensitive(args) -> list[str]:
     return [s.strip() for s in args.sensitive.split(",") if s.strip()]
 
 
-#: A witness below this probability describes (almost) nobody: ``certify`` says so and looks
-#: for one at least this probable, for up to :data:`SUPPORTED_WITNESS_SECONDS`.
-RARE_WITNESS = 1e-4
+#: Seconds ``certify`` spends looking for a witness that describes somebody when its witness
+#: describes (almost) nobody (:func:`pcfair.patterns.support.rare_below`).
 SUPPORTED_WITNESS_SECONDS = 10.0
 
 
@@ -496,20 +530,24 @@ def _cmd_certify(args) -> int:
 
     if args.dry_run:
         return _dry_run(args)
+    from pcfair.patterns.support import rare_below, rare_text
+
     pc = _load(args)
+    data = _model_data(pc, args)
+    rare = rare_below(pc)
     cert = certify(pc, args.decision, _sensitive(args), args.delta,
                    favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
                    n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
-                   data=args.data, exact_max=args.max)
+                   data=data, exact_max=args.max)
     supported = None
-    if (cert.witness is not None and cert.witness.probability < RARE_WITNESS
-            and args.min_support < RARE_WITNESS):
+    if (cert.witness is not None and cert.witness.probability < rare
+            and args.min_support < rare):
         # a witness that describes almost nobody: look for one that describes somebody
         supported = certify(pc, args.decision, _sensitive(args), args.delta,
                             favorable=args.favorable, engine=args.engine,
                             time_limit=SUPPORTED_WITNESS_SECONDS, n_jobs=args.jobs,
-                            executor=args.scheduler, min_support=RARE_WITNESS,
-                            data=args.data)
+                            executor=args.scheduler, min_support=rare,
+                            data=data)
     if args.verbose and "choice" in cert.stats:
         choice = cert.stats["choice"]
         print(f"engine {choice['engine']}: {choice['reason']}", file=sys.stderr)
@@ -537,15 +575,15 @@ def _cmd_certify(args) -> int:
             print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}{rows}")
         if supported is not None:
             print(f"note: this witness describes P(x,y) = {cert.witness.probability:.2g} of "
-                  f"the population (under {RARE_WITNESS:g}); the certificate covers every "
-                  "pattern, but --min-support P sets aside patterns this rare")
+                  f"the population (under {rare:.2g}, {rare_text(pc)}); the certificate "
+                  "covers every pattern, but --min-support P sets aside patterns this rare")
             w = supported.witness
             if w is not None:
                 rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
-                print(f"a witness with P(x,y) >= {RARE_WITNESS:g}: {w.text()}   "
+                print(f"a witness with P(x,y) >= {rare:.2g}: {w.text()}   "
                       f"Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}{rows}")
             else:
-                print(f"no witness with P(x,y) >= {RARE_WITNESS:g} "
+                print(f"no witness with P(x,y) >= {rare:.2g} "
                       + ("exists" if supported.fair else
                          f"was found within {SUPPORTED_WITNESS_SECONDS:g} s"))
         if args.min_support and cert.stats.get("set_aside") is not None:
@@ -593,6 +631,7 @@ def _cmd_patterns(args) -> int:
 
     _check_output(args.out, (".csv",))
     pc = _load(args)
+    data = _model_data(pc, args)
     if args.engine == "sample":
         if args.kind not in ("all", "topk", "pareto") or args.rank_by != "discrimination":
             raise OptionError("--engine sample mines --kind all, topk or pareto ranked by "
@@ -605,14 +644,14 @@ def _cmd_patterns(args) -> int:
         if args.data is not None:
             from pcfair.patterns.support import with_row_counts
 
-            ps = with_row_counts(ps, pc, args.data)
+            ps = with_row_counts(ps, pc, data)
     else:
         ps = find_patterns(pc, args.decision, _sensitive(args), args.delta,
                            kind=args.kind, k=args.k, rank_by=args.rank_by,
                            favorable=args.favorable, engine=args.engine,
                            time_limit=args.time_limit, count_only=args.count,
                            n_jobs=args.jobs, executor=args.scheduler, out=args.out,
-                           min_support=args.min_support, data=args.data)
+                           min_support=args.min_support, data=data)
         if args.out is not None:
             print(f"{ps.count} pattern(s) written to {args.out} (engine {ps.engine}, "
                   f"complete {ps.complete})")
@@ -666,14 +705,15 @@ def _cmd_report(args) -> int:
         from pcfair.reporting import format_of
 
         fmt = (format_of(args.out) if args.out is not None else None) or "html"
-    text = report(_load(args), args.decision, _sensitive(args), args.delta,
+    pc = _load(args)
+    text = report(pc, args.decision, _sensitive(args), args.delta,
                   favorable=args.favorable, deltas=deltas, k=args.k,
                   format=fmt, out=args.out, engine=args.engine,
                   time_limit=args.time_limit, sampled=args.sample_runs,
                   max_patterns_per_table=args.max_rows,
                   title=f"pcfair fairness report: {args.model}", random_state=args.seed,
                   n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
-                  data=args.data)
+                  data=_model_data(pc, args))
     if args.out is None:
         print(text, end="")
     else:
@@ -706,7 +746,10 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_check)
     p = sub.add_parser("marginal", help="probability of (partial) evidence")
     _model_args(p)
-    p.add_argument("--evidence", default="", help='comma-separated VAR=VALUE, e.g. "1=0,3=1"')
+    p.add_argument("--evidence", default="",
+                   help='comma-separated VAR=VALUE, e.g. "1=0,3=1" (raw values such as '
+                        '"age=39" are binned by the model\'s recipe)')
+    _unknown_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_marginal)
     p = sub.add_parser("certify", help="prove a circuit delta-fair or give a witness pattern")

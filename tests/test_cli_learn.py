@@ -193,10 +193,18 @@ def test_a_headerless_file_is_named_by_columns(headerless_csv, tmp_path, capsys)
     assert "--no-header needs --columns" in capsys.readouterr().err
     assert main([*base, "--columns", "sex,job,income"]) == EXIT_BAD_INPUT
     assert "has 4 columns, but 3 names" in capsys.readouterr().err
-    assert main([*base, "--columns", "sex,job,gain,income"]) == EXIT_OK
+    assert main([*base, "--columns", "sex,job,gain,income"]) == EXIT_BAD_INPUT
+    assert "name the favourable value of the decision 'income' with --favorable" in \
+        capsys.readouterr().err  # a string decision: never guessed
+    assert main([*base, "--columns", "sex,job,gain,income", "--favorable", ">50K"]) == EXIT_OK
     err = capsys.readouterr().err
-    assert "column 'gain' has one value (0)" in err  # dropped, and said so
-    assert set(pcfair.load(out).variables.names) == {"sex", "job", "income"}
+    assert "column 'gain' dropped (constant: 0 in every row" in err  # dropped, and said so
+    model = pcfair.load(out)
+    assert set(model.variables.names) == {"sex", "job", "income"}
+    recipe = model.recipe  # the recipe travels with the model
+    assert recipe.columns == ("sex", "job", "gain", "income") and not recipe.header
+    assert dict(recipe.dropped) == {"gain": "constant: 0 in every row"}
+    assert (recipe.decision, recipe.favorable, recipe.rows) == ("income", ">50K", 400)
 
 
 def test_learning_refuses_what_cannot_be_certified(headerless_csv, tmp_path, capsys):

@@ -7,7 +7,13 @@ Every audit sub-command takes ``DATA.csv`` and
   ``.gz``), or ``MODULE:CALLABLE`` / ``FILE.py:CALLABLE`` naming a callable or an estimator;
 * ``--prediction COL``: a column of stored predictions (instead of ``--model``);
 * ``--sensitive A,B``: the sensitive columns; ``--outcome Y``: the true label (the variable a
-  circuit model predicts); ``--favorable V``: its favourable value (default 1);
+  circuit model predicts; by default the decision a circuit's recipe names); ``--favorable V``:
+  its favourable value (default: the one a circuit's recipe records, else 1 where the values
+  are 0 and 1; a circuit whose decision has other values needs it named). Audits of a 0/1
+  outcome (cbs, regression) read ``outcome == V`` as 1;
+* ``--unknown error|missing``: with a circuit model that carries a recipe
+  (:mod:`pcfair.learn.recipe`), the table is read by it (trimmed, binned, headerless files
+  named), and a value the model never saw is an error naming the column or a missing cell;
 * ``--seed``, ``--jobs`` where the method is random or parallel, and ``--format
   table|json|csv`` (json prints the result's ``to_dict()``, csv its ``to_frame()``).
 
@@ -31,7 +37,8 @@ from pcfair.audits._model import Model, as_model
 from pcfair.audits._result import AuditResult
 from pcfair.errors import DataError, OptionError, VariableError
 
-__all__ = ["add_common", "columns", "emit", "load_model", "parse_value", "read_data"]
+__all__ = ["add_common", "columns", "emit", "favorable_value", "load_model", "outcome_indicator",
+           "parse_value", "read_data"]
 
 FORMATS = ("table", "json", "csv")
 CIRCUIT_SUFFIXES = (".psdd", ".json", ".jpc", ".sdd")
@@ -74,9 +81,14 @@ def add_common(p: argparse.ArgumentParser, *, seed: bool = True, jobs: bool = Fa
                    help="column of stored predictions (instead of --model)")
     p.add_argument("--sensitive", required=True, metavar="A,B", help=sensitive_help)
     p.add_argument("--outcome", default=None, metavar="Y",
-                   help="true-label column; the variable a circuit model predicts")
-    p.add_argument("--favorable", default="1", metavar="V",
-                   help="favourable value of the outcome (default 1)")
+                   help="true-label column; the variable a circuit model predicts (default: "
+                        "the decision its recipe names)")
+    p.add_argument("--favorable", default=None, metavar="V",
+                   help="favourable value of the outcome (default: the model's recorded one, "
+                        "else 1)")
+    p.add_argument("--unknown", choices=("error", "missing"), default="error",
+                   help="with a circuit model: a value it never saw is an error (default) or "
+                        "a missing cell")
     if seed:
         p.add_argument("--seed", type=_nonnegative_int(), default=0, help="random seed (default 0)")
     if jobs:
@@ -94,11 +106,42 @@ def _nonnegative_int():
     return nonnegative_int
 
 
-def read_data(path: str) -> pd.DataFrame:
-    """The CSV file, with only empty cells missing."""
-    from pcfair.patterns.support import read_table
+def read_data(args: argparse.Namespace, model: Model | None = None) -> pd.DataFrame:
+    """The ``DATA.csv`` file, with only empty cells missing; for a circuit model with a recipe,
+    read and converted by it (``--unknown`` decides what an unseen value is)."""
+    from pcfair.learn.recipe import model_frame, read_table
 
-    return read_table(path)
+    circuit = None if model is None else model.circuit
+    if circuit is not None and circuit.recipe is not None:
+        return model_frame(circuit, args.data, args.unknown)
+    return read_table(args.data)
+
+
+def outcome_indicator(data: pd.DataFrame, outcome: str, favorable: Any) -> pd.DataFrame:
+    """``data`` with ``outcome`` read as 1 where it equals ``favorable`` and 0 elsewhere (a
+    value written ``1`` on the command line matches ``1``, ``"1"`` and ``1.0``).
+
+    Examples
+    --------
+    >>> outcome_indicator(pd.DataFrame({"y": [">50K", "<=50K"]}), "y", ">50K")["y"].tolist()
+    [1, 0]
+    """
+    if outcome not in data.columns:
+        raise VariableError(f"outcome column {outcome!r} is not in the data")
+    values = data[outcome]
+    if values.isna().any():
+        raise DataError(f"outcome column {outcome!r} has {int(values.isna().sum())} missing "
+                        "values")
+    hit = values.astype(str) == str(favorable)
+    if isinstance(favorable, (int, float)) and not isinstance(favorable, bool):
+        numbers = pd.to_numeric(values, errors="coerce")
+        hit |= numbers == favorable
+    if not hit.any():
+        shown = sorted(map(str, pd.unique(values)))[:10]
+        raise OptionError(f"the favourable value {favorable!r} does not occur in the outcome "
+                          f"column {outcome!r} (its values are {shown}); name it with "
+                          "--favorable")
+    return data.assign(**{outcome: hit.astype("int64")})
 
 
 def _load_callable(spec: str) -> Any:
@@ -141,20 +184,53 @@ def load_circuit(path: str):
     return load_file(path)
 
 
+def favorable_value(args: argparse.Namespace) -> Any:
+    """``--favorable`` as a value, or 1 when it is not given (a circuit model's own default is
+    settled by :func:`load_model`)."""
+    return 1 if args.favorable is None else parse_value(args.favorable)
+
+
+def _circuit_model(args: argparse.Namespace) -> Model:
+    """A circuit ``--model``: ``--outcome`` and ``--favorable`` default to its recipe's."""
+    from pcfair.inference.quotient import implicit_favorable
+
+    circuit = load_circuit(args.model)
+    recipe = circuit.recipe
+    if args.outcome is None and recipe is not None and recipe.decision is not None:
+        args.outcome = recipe.decision
+    if args.outcome is None:
+        raise OptionError("a circuit model needs --outcome, the variable it predicts")
+    if args.favorable is not None:
+        favorable = parse_value(args.favorable)
+    elif recipe is not None and recipe.decision == args.outcome and recipe.favorable is not None:
+        favorable = recipe.favorable
+    else:
+        names = [str(n) for n in circuit.names]
+        if args.outcome not in names:
+            raise VariableError(f"outcome {args.outcome!r} is not a variable of the circuit "
+                                f"({', '.join(names)})")
+        domain = circuit.variables.domains[names.index(args.outcome)]
+        code = implicit_favorable(domain) if len(domain) == 2 else None
+        if code is None:
+            raise OptionError(f"name the favourable value of {args.outcome!r} with --favorable: "
+                              f"its values are {list(domain)}, not 0 and 1")
+        favorable = domain[code]
+    return as_model(circuit, outcome=args.outcome, favorable=favorable)
+
+
 def load_model(args: argparse.Namespace) -> Model:
     """The audited model of ``--model`` / ``--prediction`` as a :class:`Model`."""
-    favorable = parse_value(args.favorable)
     if args.model is not None and args.prediction is not None:
         raise OptionError("give --model or --prediction, not both")
     if args.model is None and args.prediction is None:
         raise OptionError("give the audited model: --model MODEL or --prediction COL")
     if args.prediction is not None:
-        return as_model(prediction=args.prediction, outcome=args.outcome, favorable=favorable)
+        return as_model(prediction=args.prediction, outcome=args.outcome,
+                        favorable=favorable_value(args))
     if is_circuit_file(args.model):
-        if args.outcome is None:
-            raise OptionError("a circuit model needs --outcome, the variable it predicts")
-        return as_model(load_circuit(args.model), outcome=args.outcome, favorable=favorable)
-    return as_model(_load_callable(args.model), outcome=args.outcome, favorable=favorable)
+        return _circuit_model(args)
+    return as_model(_load_callable(args.model), outcome=args.outcome,
+                    favorable=favorable_value(args))
 
 
 def sensitive_columns(args: argparse.Namespace, data: pd.DataFrame) -> list[str]:

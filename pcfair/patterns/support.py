@@ -24,7 +24,11 @@ from pcfair.circuit.circuit import Circuit
 from pcfair.errors import DataError
 from pcfair.learn.recipe import model_frame, read_table
 
-__all__ = ["count_rows", "read_table", "with_row_counts"]
+__all__ = ["RARE_PROBABILITY", "count_rows", "rare_below", "rare_text", "read_table",
+           "with_row_counts"]
+
+#: A pattern less probable than this describes (almost) nobody (see :func:`rare_below`).
+RARE_PROBABILITY = 1e-4
 
 
 def count_rows(circuit: Circuit, patterns, data: "pd.DataFrame | str | os.PathLike"
@@ -101,3 +105,31 @@ def with_row_counts(result, circuit: Circuit, data):
     counts = count_rows(circuit, result.patterns, data)
     return dataclasses.replace(result, patterns=[dataclasses.replace(p, rows=int(n))
                                                  for p, n in zip(result.patterns, counts)])
+
+
+def rare_below(circuit: Circuit) -> float:
+    """The probability under which a pattern describes (almost) nobody: less than one of the
+    model's training rows (``1 / rows``, when its recipe knows the row count) or less than
+    :data:`RARE_PROBABILITY`, whichever is larger. The command line and the report flag a
+    witness or headline pattern this rare and show the best-supported one beside it; the
+    certificate itself still covers every pattern.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.learn import learn_pc
+    >>> pc = learn_pc(pd.DataFrame({"d": [0, 1] * 250, "s": [0, 0, 1, 1] * 125}), "d")
+    >>> rare_below(pc)
+    0.002
+    """
+    recipe = circuit.recipe
+    rows = None if recipe is None else recipe.rows
+    return max(RARE_PROBABILITY, 1.0 / rows) if rows else RARE_PROBABILITY
+
+
+def rare_text(circuit: Circuit) -> str:
+    """Words for :func:`rare_below`'s threshold (``"one of 500 training rows"``)."""
+    rows = None if circuit.recipe is None else circuit.recipe.rows
+    if rows and 1.0 / rows > RARE_PROBABILITY:
+        return f"one of the model's {rows:,} training rows"
+    return f"{RARE_PROBABILITY:g} of the population"

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from conftest import SHARED_DATA, requires_data
 
+import pcfair
 from pcfair.circuit.io import save
 from pcfair.cli import build_parser, main
 from pcfair.learn.clt import learn_pc
@@ -190,7 +191,9 @@ def test_the_model_options_are_checked(na_csv, capsys):
     assert "not both" in capsys.readouterr().err
     assert main(["audit", "cbs", str(path), "--sensitive", "race", "--outcome", "y"]) == 2
     assert "--model MODEL or --prediction COL" in capsys.readouterr().err
-    assert main(["audit", "monitor", str(path), "--sensitive", "race", "--model", str(model)]) == 2
+    bare = model.with_name("bare.json")  # a circuit without a recipe names no outcome
+    save(pcfair.load(model).with_recipe(None), bare)
+    assert main(["audit", "monitor", str(path), "--sensitive", "race", "--model", str(bare)]) == 2
     assert "needs --outcome" in capsys.readouterr().err
     assert main(["audit", "testsgd", str(path), "--sensitive", "race", "--prediction", "y",
                  "--outcome", "y"]) == 2

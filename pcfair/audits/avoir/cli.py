@@ -109,9 +109,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run_monitor(args: argparse.Namespace) -> int:
     """Run the ``monitor`` sub-command; returns the exit code."""
-    data = read_data(args.data)
-    sensitive = sensitive_columns(args, data)
     model = load_model(args)
+    data = read_data(args, model)
+    sensitive = sensitive_columns(args, data)
     if "r" in data.columns and model.column != "r":
         raise DataError(f"{args.data} has a column 'r', the name of the decisions; rename it")
     inputs = data if model.kind == "column" else model_inputs(model, data, args.outcome)

@@ -20,8 +20,8 @@ import argparse
 
 import pandas as pd
 
-from pcfair.audits._cli import (add_common, columns, emit, load_model, parse_value, read_data,
-                                sensitive_columns)
+from pcfair.audits._cli import (add_common, columns, emit, load_model, outcome_indicator,
+                                read_data, sensitive_columns)
 from pcfair.audits.cbs.audit import conditional_bias_scan
 from pcfair.audits.cbs.definitions import DEFINITIONS, FAMILIES, PREDICTIONS
 from pcfair.audits.cbs.options import DIRECTIONS
@@ -111,13 +111,12 @@ def _protected_classes(args, data: pd.DataFrame, sensitive: list[str]) -> list[t
 
 def run(args: argparse.Namespace) -> int:
     """Run the scans described by the parsed arguments; returns the exit code."""
+    model = load_model(args)  # a circuit's recipe may name the outcome
     if args.outcome is None:
-        raise OptionError("cbs needs --outcome, the 0/1 outcome column")
-    data = read_data(args.data)
+        raise OptionError("cbs needs --outcome, the outcome column (1 where it equals "
+                          "--favorable)")
+    data = outcome_indicator(read_data(args, model), args.outcome, model.favorable)
     sensitive = sensitive_columns(args, data)
-    if parse_value(args.favorable) != 1:
-        raise OptionError("cbs audits P(outcome = 1): recode the outcome so that 1 is favourable")
-    model = load_model(args)
     if args.definition is not None:
         scan_type = dict(definition=args.definition)
     else:

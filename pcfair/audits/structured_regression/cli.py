@@ -20,7 +20,8 @@ from __future__ import annotations
 import argparse
 import pandas as pd
 
-from pcfair.audits._cli import add_common, columns, emit, load_model, read_data, sensitive_columns
+from pcfair.audits._cli import (add_common, columns, emit, favorable_value, load_model,
+                                outcome_indicator, read_data, sensitive_columns)
 from pcfair.cli import finite_float, open_probability, positive_int
 
 from .estimator import StructuredRegression
@@ -66,10 +67,13 @@ def _gof_comparisons(has_expl: bool) -> list[tuple[str, str]]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pcfair audit regression``; returns the exit code."""
-    df = read_data(args.data)
+    model = None if args.model is None else load_model(args)
+    df = read_data(args, model)
     sensitive = sensitive_columns(args, df)
     explanatory = columns(args.explanatory)
-    model = None if args.model is None else load_model(args)
+    favorable = favorable_value(args) if model is None else model.favorable
+    if args.outcome is not None and args.outcome in df.columns:
+        df = outcome_indicator(df, args.outcome, favorable)  # the metrics read outcome == V
     sr = StructuredRegression(
         sensitive,
         explanatory=explanatory,

@@ -67,8 +67,8 @@ def parse_sensitive(items: list[str], bins: int) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the audit described by parsed arguments; returns the exit code."""
-    data = read_data(args.data)
     model = load_model(args)
+    data = read_data(args, model)
     model.require_inputs("TestSGD")
     drop = columns(args.drop)
     missing = [c for c in drop if c not in data.columns]
