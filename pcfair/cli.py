@@ -518,11 +518,6 @@ def _sensitive(args) -> list[str]:
     return [s.strip() for s in args.sensitive.split(",") if s.strip()]
 
 
-#: Seconds ``certify`` spends looking for a witness that describes somebody when its witness
-#: describes (almost) nobody (:func:`pcfair.patterns.support.rare_below`).
-SUPPORTED_WITNESS_SECONDS = 10.0
-
-
 def _cmd_certify(args) -> int:
     import json
 
@@ -530,7 +525,8 @@ def _cmd_certify(args) -> int:
 
     if args.dry_run:
         return _dry_run(args)
-    from pcfair.patterns.support import rare_below, rare_text
+    from pcfair.patterns.support import (SUPPORTED_WITNESS_SECONDS, rare_below, rare_text,
+                                         supported_witness)
 
     pc = _load(args)
     data = _model_data(pc, args)
@@ -539,15 +535,10 @@ def _cmd_certify(args) -> int:
                    favorable=args.favorable, engine=args.engine, time_limit=args.time_limit,
                    n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
                    data=data, exact_max=args.max)
-    supported = None
-    if (cert.witness is not None and cert.witness.probability < rare
-            and args.min_support < rare):
-        # a witness that describes almost nobody: look for one that describes somebody
-        supported = certify(pc, args.decision, _sensitive(args), args.delta,
-                            favorable=args.favorable, engine=args.engine,
-                            time_limit=SUPPORTED_WITNESS_SECONDS, n_jobs=args.jobs,
-                            executor=args.scheduler, min_support=rare,
-                            data=data)
+    supported = supported_witness(pc, args.decision, _sensitive(args), args.delta, cert,
+                                  min_support=args.min_support, favorable=args.favorable,
+                                  engine=args.engine, n_jobs=args.jobs,
+                                  executor=args.scheduler, data=data)
     if args.verbose and "choice" in cert.stats:
         choice = cert.stats["choice"]
         print(f"engine {choice['engine']}: {choice['reason']}", file=sys.stderr)

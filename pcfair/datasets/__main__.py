@@ -5,6 +5,7 @@ Examples::
     python -m pcfair.datasets compas --labels --out compas_labelled.csv
     python -m pcfair.datasets adult > adult.csv
     python -m pcfair.datasets --download-all      # fill the cache with every known file
+    python -m pcfair.datasets --raw adult.data --out adult.data   # UCI's file, as published
 
 The table is read from the cache (``--data-home``, else ``PCFAIR_DATA``, else
 ``~/.pcfair_data``), downloaded first when missing. ``--labels`` writes the value labels of
@@ -35,6 +36,10 @@ def main(argv=None) -> int:
                         help="download every known data file (binarized tables and raw public "
                              "files) into the cache, checking each digest, and write nothing "
                              "else")
+    parser.add_argument("--raw", default=None, metavar="FILE",
+                        help="copy a raw public file as published (e.g. adult.data: no header, "
+                             "', ' separators; compas-scores-two-years.csv) to --out, from the "
+                             "cache (downloaded and checked first when missing)")
     parser.add_argument("--labels", action="store_true",
                         help="value labels such as '1 (Female)' instead of the 0/1 codes of "
                              "the features")
@@ -45,6 +50,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.download_all:
         return _download_all(args.data_home)
+    if args.raw is not None:
+        return _copy_raw(args)
     if args.name is None:
         parser.error("name a table (one of " + ", ".join(BINARIZED_NAMES) + ") or give "
                      "--download-all")
@@ -61,6 +68,28 @@ def main(argv=None) -> int:
     if args.out is not None:
         print(f"wrote {args.name} ({len(ds.frame):,} rows, decision {ds.target}) to {args.out}",
               file=sys.stderr)
+    return 0
+
+
+def _copy_raw(args) -> int:
+    """Copy the cached raw file ``--raw`` to ``--out`` (stdout without it)."""
+    import shutil
+
+    try:
+        path = fetch_file(args.raw, data_home=args.data_home,
+                          download_if_missing=not args.no_download)
+        if args.out is None:
+            with open(path, "rb") as f:
+                shutil.copyfileobj(f, sys.stdout.buffer)
+            return 0
+        shutil.copyfile(path, args.out)
+    except BrokenPipeError:
+        return 141
+    except (PCFairError, OSError) as exc:
+        print(f"python -m pcfair.datasets: error: {' '.join(str(exc).split())}",
+              file=sys.stderr)
+        return 2
+    print(f"copied {path.name} to {args.out}", file=sys.stderr)
     return 0
 
 

@@ -348,8 +348,9 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
                ) -> tuple[pd.DataFrame, Recipe, list[str]]:
     """Prepare a raw table for learning and record how (see the module docstring).
 
-    Trims surrounding spaces (``strip``), drops constant columns (never the decision), bins
-    the continuous columns (``bins``) and checks that the decision has two values and that
+    Trims surrounding spaces (``strip``), bins the continuous columns (``bins``), drops
+    constant columns (never the decision; a column binned into one bin is constant too) and
+    checks that the decision has two values and that
     ``favorable`` (if given) is one of them.
 
     Returns
@@ -375,8 +376,9 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
     if decision not in frame.columns:
         raise DataError(f"decision column {decision!r} is not in the data; columns are "
                         f"{list(frame.columns)}")
-    frame, dropped = drop_constant_columns(frame, keep=(decision,))
     frame, edges = prepare_frame(frame, decision, bins)
+    frame, dropped = drop_constant_columns(frame, keep=(decision,))  # after binning: one bin
+    edges = {c: e for c, e in edges.items() if c not in dropped}  # is constant too
     check_binary_decision(frame, decision)
     if favorable is not None:
         values = [_plain(v) for v in pd.unique(frame[decision].dropna())]

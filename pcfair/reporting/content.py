@@ -149,6 +149,9 @@ class ReportContent:
     front_unavailable: str | None
     sampled: SampledRun | None
     seconds: float = 0.0
+    #: When the witness describes (almost) nobody: the run for one that describes somebody
+    #: (:func:`pcfair.patterns.support.supported_witness`).
+    supported: Any = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -307,6 +310,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
     (False, [2, 2, 2], 0)
     """
     from pcfair.patterns import certify, fairness_metrics, find_patterns
+    from pcfair.patterns.support import supported_witness
 
     t0 = time.perf_counter()
     all_deltas = _check_options(delta, deltas, k, fmt, sampled, max_patterns_per_table,
@@ -315,12 +319,16 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
     sensitive = _as_list(sensitive)
     rng = check_random_state(random_state)
     run_on = {"n_jobs": n_jobs, "executor": executor, "min_support": min_support}
-    if data is not None:
-        from pcfair.patterns.support import read_table
+    if data is not None:  # raw rows, read by the model's recipe
+        from pcfair.learn.recipe import model_frame
+        from pcfair.patterns.api import as_circuit
 
-        data = read_table(data)
+        data = model_frame(as_circuit(pc), data)
     cert = certify(pc, decision, sensitive, delta, favorable=favorable, engine=engine,
                    time_limit=time_limit, data=data, **run_on)
+    supported = supported_witness(pc, decision, sensitive, delta, cert, favorable=favorable,
+                                  engine=engine, data=data, **run_on)
+    favorable = cert.favorable  # the value used, named in the report
     try:
         metrics, metrics_error = fairness_metrics(pc, decision, sensitive, favorable,
                                                   random_state=random_state), None
@@ -361,4 +369,4 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
         engine=engine, time_limit=time_limit, circuit=pc, properties=pc.properties(),
         metrics=metrics, metrics_error=metrics_error, certificate=cert, counts=counts,
         tables=tables, front=front, front_unavailable=front_unavailable, sampled=run,
-        seconds=time.perf_counter() - t0)
+        seconds=time.perf_counter() - t0, supported=supported)

@@ -114,8 +114,19 @@ def _summary(c: ReportContent) -> Section:
     top = c.tables["top_discrimination"]
     if top.unavailable is None and top.patterns:
         p = top.patterns[0]
+        from pcfair.patterns.support import rare_below, rare_text
+
+        rare = (f" It describes P(x, y) = {p.probability:.2g}, less than "
+                f"{rare_text(c.circuit)}." if p.probability < rare_below(c.circuit) else "")
         items.append(f"Largest |Δ| {'' if top.complete else 'found '}{p.abs_score:.4f}: "
-                     f"{p.text()}.")
+                     f"{p.text()}.{rare}")
+    if c.supported is not None:
+        s = c.supported.witness
+        items.append("The witness describes almost nobody; "
+                     + (f"a witness that describes somebody: {s.text()} (Δ = {s.score:+.4f}, "
+                        f"P(x, y) = {s.probability:.4g})." if s is not None else
+                        "no witness describes somebody." if c.supported.fair else
+                        "none that describes somebody was found in the time allowed."))
     if c.metrics is not None:
         m = c.metrics
         items.append(f"Group metrics: DI ratio {m.disparate_impact_ratio:.4f} (paper's DI "
@@ -162,6 +173,10 @@ def _model(c: ReportContent) -> Section:
         blocks.append(BulletList(tuple(f"[{p.property}] node {p.node}: {p.message}"
                                        for p in rep.problems)))
     blocks.append(variables)
+    if pc.recipe is not None and pc.recipe.describe():
+        blocks.append(Paragraph("How raw rows become the model's values (the recipe saved "
+                                "with the model, applied to every table it reads):"))
+        blocks.append(BulletList(tuple(pc.recipe.describe())))
     return Section("model", "Model", blocks)
 
 
@@ -202,11 +217,26 @@ def _certificate(c: ReportContent) -> Section:
                  ("witness P(x, y)", _fmt_num(w.probability, ".4g"))]
         if w.rows is not None:
             rows.append(("witness rows in the data", f"{w.rows:,}"))
+    blocks = [Paragraph(_verdict(c), "verdict")]
+    if c.supported is not None:
+        from pcfair.patterns.support import rare_below, rare_text
+
+        rare = rare_below(c.circuit)
+        s = c.supported.witness
+        found = (f"The best-supported witness, with P(x, y) ≥ {rare:.2g}: {s.text()} "
+                 f"(Δ = {s.score:+.4f}, P(x, y) = {s.probability:.4g}"
+                 + ("" if s.rows is None else f", {s.rows:,} rows of the data") + ")."
+                 if s is not None else
+                 f"No witness with P(x, y) ≥ {rare:.2g} exists." if c.supported.fair else
+                 f"No witness with P(x, y) ≥ {rare:.2g} was found within the time allowed.")
+        blocks.append(Paragraph(
+            f"The witness describes P(x, y) = {cert.witness.probability:.2g} of the population, "
+            f"less than {rare_text(c.circuit)}: it describes almost nobody. The certificate "
+            f"still covers every pattern. {found}", "note"))
     if c.time_limit is not None:
         rows.append(("time limit per search", f"{c.time_limit:g} s"))
-    return Section("certificate", "Certification", [
-        Paragraph(_verdict(c), "verdict"),
-        Table("certificate", ("field", "value"), tuple(rows))])
+    return Section("certificate", "Certification",
+                   [*blocks, Table("certificate", ("field", "value"), tuple(rows))])
 
 
 def _counts(c: ReportContent, figures: dict) -> Section:

@@ -429,7 +429,8 @@ def conditional_bias_scan(
             raise DataError(
                 f"covariate {col!r} has {n_unique} distinct values (more than "
                 f"max_categories={max_categories}); CBS needs discrete covariates, so bin it "
-                "first with pcfair.audits.cbs.discretize"
+                "first with pcfair.audits.cbs.discretize, raise max_categories (--max-categories "
+                "N) if its values are categories, or leave it out (--covariates)"
             )
     if not covariates:
         raise DataError("at least one covariate is needed to form subgroups")

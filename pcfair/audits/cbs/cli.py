@@ -80,6 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--event", type=int, choices=(0, 1), default=1)
     p.add_argument("--direction", choices=DIRECTIONS, default="positive")
     p.add_argument("--penalty", type=nonnegative_float, default=1.0)
+    p.add_argument("--max-categories", type=positive_int, default=None, metavar="N",
+                   help="a covariate with more distinct values is refused as continuous "
+                        "(default 32; with a circuit model, at least its widest variable)")
     p.add_argument("--restarts", type=positive_int, default=50, help="coordinate-ascent restarts")
     p.add_argument("--permutations", type=nonnegative_int, default=99, help="0 skips the test")
     p.add_argument("--alpha", type=open_probability, default=0.05, help="significance level")
@@ -125,6 +128,10 @@ def run(args: argparse.Namespace) -> int:
             condition_value=args.condition_value, event=args.event,
         )
     reserved = {args.outcome, model.column, args.recommendation}
+    max_categories = args.max_categories
+    if max_categories is None:  # a circuit's variables are categorical by construction
+        max_categories = 32 if model.circuit is None else max(
+            32, int(model.circuit.variables.cardinalities.max()))
     scans = []
     for col, value in _protected_classes(args, data, sensitive):
         if args.covariates is not None:
@@ -148,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
             C=args.C,
             n_jobs=args.jobs,
             random_state=args.seed,
+            max_categories=max_categories,
             **scan_type,
         ))
     result = CBSScans(scans)
