@@ -274,6 +274,7 @@ def _cmd_marginal(args) -> int:
 
 def _cmd_learn(args) -> int:
     import dataclasses
+    import json
     import time
 
     import pandas as pd
@@ -351,18 +352,32 @@ def _cmd_learn(args) -> int:
                   f"`pcfair patterns {marked} --decision {args.decision} --sensitive "
                   f"{args.sensitive} --delta {args.delta} --kind topk`. Next: "
                   f"{fair_learning_next_step(res.status, args)}", file=sys.stderr)
+            if args.format == "json":
+                print(json.dumps({"model": str(marked), "certified": False,
+                                  "status": res.status, "rows": len(train),
+                                  "witness": None if witness is None else witness.to_dict(),
+                                  "recipe": pc.recipe.to_dict()}, default=str))
             return EXIT_INCOMPLETE
     else:
         pc = learn_pc(train, args.decision, structure=args.structure,
                       pseudocount=args.pseudocount, random_state=args.seed, progress=progress)
         pc = pc.with_recipe(dataclasses.replace(recipe, rows=len(train)))
     save(pc, args.out)
+    train_ll = float(pc.log_marginal(train).mean())
+    test_ll = None if test is None else float(pc.log_marginal(test).mean())
+    if args.format == "json":
+        print(json.dumps({"model": str(args.out), "certified": True if args.fair else None,
+                          "rows": len(train), "variables": pc.num_variables,
+                          "nodes": pc.num_nodes, "train_log_likelihood": train_ll,
+                          "test_log_likelihood": test_ll, "recipe": pc.recipe.to_dict()},
+                         default=str))
+        return EXIT_OK
     fair = (f"certified {args.delta}-fair for {', '.join(_sensitive(args))}; "
             if args.fair else "")
     msg = (f"learned {pc} from {len(train)} rows; {fair}train log-likelihood "
-           f"{float(pc.log_marginal(train).mean()):.6f} per row")
+           f"{train_ll:.6f} per row")
     if test is not None:
-        msg += f"; test log-likelihood {float(pc.log_marginal(test).mean()):.6f} per row"
+        msg += f"; test log-likelihood {test_ll:.6f} per row"
     print(msg + f"; saved {args.out}")
     if args.verbose:
         print(f"done in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -405,6 +420,9 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
                    help="hold out this fraction of rows, in [0, 1) (seeded by --seed), and "
                         "report its log-likelihood")
     p.add_argument("--out", required=True, help="output model (.json; .psdd for binary data)")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="table (default: one line) or json (the model, rows, likelihoods, "
+                        "recipe)")
     p.add_argument("--verbose", action="store_true",
                    help="print what is done (with --fair: one line per iteration)")
     fair = p.add_argument_group("fair learning (--fair)")

@@ -283,7 +283,7 @@ def test_cli_reports_the_planted_group_and_exits_1(cli_files, capsys):
 def test_cli_table_for_a_fair_model_exits_0(cli_files, capsys):
     csv, _ = cli_files
     code = main(["audit", "testsgd", str(csv), "--model", "testsgd_cli_model:fair", "--sensitive", "gender",
-                 "--drop", "label", "--sample-thr", "200", "--xi", "0.2", "--k", "2"])
+                 "--drop", "label", "--sample-thr", "200", "--xi", "0.2", "--limit", "2"])
     text = capsys.readouterr().out
     assert code == 0
     assert "rule_set" in text and "gender=F" in text and "0 above xi=0.2" in text

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     )
     results = result.table
     hits = result.flagged(args.xi, mode=args.flag_mode) if args.xi is not None else results.iloc[:0]
-    shown = results.head(args.k) if args.k else results
+    shown = results.head(args.limit) if args.limit else results
     with pd.option_context("display.max_colwidth", 80, "display.width", 200):
         text = shown[TABLE_COLUMNS].to_string(index=False, float_format=lambda x: f"{x:.4f}")
     text += f"\n\n{len(results)} rule sets scored"
@@ -132,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--xi", type=finite_float, help="tolerance: exit 1 when a rule set scores above it")
     p.add_argument("--flag-mode", choices=("point", "conservative"), default="point",
                    help="point: score > xi; conservative: score - margin > xi")
-    p.add_argument("--k", type=nonnegative_int, default=10,
+    p.add_argument("--limit", type=nonnegative_int, default=10, metavar="N",
                    help="rule sets printed in the table format (0: all; default 10)")
     p.set_defaults(func=run)
     return p

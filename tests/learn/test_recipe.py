@@ -1,0 +1,198 @@
+"""The recipe a learned model carries (pcfair.learn.recipe): made, stored, applied, fuzzed."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pcfair
+from pcfair.errors import DataError, FormatError, OptionError
+from pcfair.learn import learn_pc
+from pcfair.learn.recipe import Recipe, fit_recipe, model_evidence, model_frame
+from pcfair.patterns.support import count_rows, rare_below
+
+
+def _raw(n=400, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.integers(18, 80, n),
+        "sex": rng.choice([" Female", " Male"], n),
+        "gain": rng.choice([0, 0, 0, 5], n) * 0 + 7,  # one value: dropped
+        "hours": np.where(rng.random(n) < 0.97, 40, rng.integers(41, 99, n)),
+        "income": rng.choice([" <=50K", " >50K"], n),
+    })
+
+
+def test_fit_recipe_trims_bins_and_drops():
+    frame, recipe, trimmed = fit_recipe(_raw(), "income", bins=4, favorable=">50K")
+    assert trimmed == ["sex", "income"]
+    assert set(frame["sex"]) == {"Female", "Male"}
+    assert set(recipe.bins) == {"age"}  # hours: at most 20 values, so categorical
+    assert set(recipe.dropped) == {"gain"} and list(frame.columns) == ["age", "sex", "hours",
+                                                                      "income"]
+    assert (recipe.decision, recipe.favorable, recipe.rows) == ("income", ">50K", 400)
+    assert recipe.columns == ("age", "sex", "gain", "hours", "income")
+
+
+def test_a_column_binned_into_one_bin_is_dropped():
+    raw = pd.DataFrame({"d": [0, 1] * 50, "y": [i * 1.5 for i in range(100)]})
+    frame, recipe, _ = fit_recipe(raw, "d", bins=1)
+    assert dict(recipe.dropped) == {"y": "constant: '[0, 148.5]' in every row"}
+    assert not recipe.bins and list(frame.columns) == ["d"]
+
+
+@pytest.mark.parametrize("decision,message", [("sex", None), ("hours", "not 2")])
+def test_fit_recipe_checks_the_decision(decision, message):
+    raw = _raw()
+    raw["hours"] = raw["hours"] % 3
+    if message is None:
+        fit_recipe(raw, decision, bins=2)
+    else:
+        with pytest.raises(DataError, match=message):
+            fit_recipe(raw, decision, bins=2)
+
+
+def test_an_unknown_favourable_value_is_refused():
+    with pytest.raises(pcfair.errors.VariableError, match="is not a value of the decision"):
+        fit_recipe(_raw(), "income", bins=2, favorable="rich")
+
+
+def _model():
+    frame, recipe, _ = fit_recipe(_raw(), "income", bins=3, favorable=">50K")
+    return learn_pc(frame, "income").with_recipe(recipe)
+
+
+def test_apply_reads_raw_rows_and_is_idempotent():
+    pc = _model()
+    raw = pd.DataFrame({"age": [18, 79, 45], "sex": [" Male", "Female ", "Male"],
+                        "gain": [1, 2, 3], "hours": [40, 40, 40],
+                        "income": [" >50K", "<=50K", "<=50K"]})
+    once = model_frame(pc, raw)
+    assert once["age"].tolist() == [pc.variables.domains[pc.variables.index("age")][0],
+                                    pc.variables.domains[pc.variables.index("age")][-1],
+                                    once["age"][2]]
+    assert once["sex"].tolist() == ["Male", "Female", "Male"]
+    twice = model_frame(pc, once)
+    pd.testing.assert_frame_equal(once, twice)
+    assert np.all(pc.variables.evidence_matrix(once[list(pc.variables.names)]) >= 0)
+
+
+def test_unknown_values_are_an_error_or_missing():
+    pc = _model()
+    raw = pd.DataFrame({"age": ["unknown", 30], "sex": ["Other", "Male"]})
+    with pytest.raises(DataError, match="column 'age' was binned .* non-number 'unknown'"):
+        model_frame(pc, raw)
+    with pytest.raises(DataError, match="column 'sex' has value 'Other', not seen"):
+        model_frame(pc, raw.assign(age=[20, 30]))
+    out = model_frame(pc, raw, unknown="missing")
+    assert out["age"].isna().tolist() == [True, False]
+    assert out["sex"].isna().tolist() == [True, False]
+    with pytest.raises(OptionError):
+        model_frame(pc, raw, unknown="ignore")
+
+
+def test_evidence_from_the_command_line():
+    pc = _model()
+    ev = model_evidence(pc, {"age": "79", "sex": " Female"})
+    assert ev == {"age": pc.variables.domains[pc.variables.index("age")][-1], "sex": "Female"}
+    assert model_evidence(pc, {"sex": "Other"}, unknown="missing") == {}
+
+
+def test_the_recipe_survives_json_and_psdd(tmp_path):
+    pc = _model()
+    pcfair.save(pc, tmp_path / "m.json")
+    back = pcfair.load(tmp_path / "m.json")
+    assert back.recipe == pc.recipe
+    assert json.loads((tmp_path / "m.json").read_text())["recipe"]["favorable"] == ">50K"
+    binary = learn_pc(pd.DataFrame({"d": [0, 1, 1, 0] * 10, "s": [0, 1, 0, 1] * 10}), "d")
+    pcfair.save(binary, tmp_path / "b.psdd")
+    assert (tmp_path / "b.recipe.json").is_file()
+    assert pcfair.load(tmp_path / "b.psdd").recipe == binary.recipe
+    pcfair.save(binary.with_recipe(None), tmp_path / "b.psdd")  # no stale sidecar
+    assert not (tmp_path / "b.recipe.json").exists()
+    assert pcfair.load(tmp_path / "b.psdd").recipe is None
+
+
+def test_parameters_and_vtree_keep_the_recipe():
+    pc = _model()
+    assert pc.with_parameters(pc.edge_logw).recipe is pc.recipe
+    assert pc.with_vtree(pc.vtree).recipe is pc.recipe
+
+
+def test_row_counts_and_find_patterns_read_raw_rows():
+    raw = _raw()  # the training rows, raw
+    pc = _model()
+    ps = pcfair.find_patterns(pc, "income", ["sex"], 0.0, kind="topk", k=3, data=raw)
+    frame = model_frame(pc, raw)
+    for p in ps.patterns:
+        mask = np.ones(len(frame), bool)
+        for k, v in {**p.x, **p.y}.items():
+            mask &= (frame[k].astype(object) == v).to_numpy()
+        assert p.rows == int(mask.sum())
+    assert count_rows(pc, ps.patterns, raw).tolist() == [p.rows for p in ps.patterns]
+    assert rare_below(pc) == pytest.approx(1 / 400)
+
+
+def test_the_favourable_value_comes_from_the_recipe():
+    pc = _model()
+    assert pcfair.certify(pc, "income", ["sex"], 0.9).favorable == ">50K"
+    with pytest.raises(OptionError, match="name the favourable value"):
+        pcfair.certify(pc.with_recipe(None), "income", ["sex"], 0.9)
+
+
+def test_the_classifier_bins_by_its_recipe():
+    raw = _raw()
+    X, y = raw.drop(columns=["income", "gain"]), raw["income"].str.strip()
+    X["sex"] = X["sex"].str.strip()
+    clf = pcfair.PCClassifier(bins=3).fit(X, y)
+    assert set(clf.circuit_.recipe.bins) == {"age"}
+    new = pd.DataFrame({"age": [200, 18], "sex": ["Male", "Other"], "hours": [40, 40]})
+    with pytest.raises(DataError, match="column 'sex' has value 'Other'"):
+        clf.predict_proba(new)
+    clf.set_params(handle_unknown="missing")
+    proba = clf.predict_proba(new)
+    assert proba.shape == (2, 2) and np.allclose(proba.sum(axis=1), 1)
+
+
+_VALID = Recipe(columns=("a", "b", "d"), header=False, strip=True, bins={"a": (0.0, 1.0, 2.0)},
+                dropped={"b": "constant: 1 in every row"}, decision="d", favorable="yes",
+                rows=10).to_dict()
+
+
+def test_from_dict_round_trips():
+    assert Recipe.from_dict(_VALID).to_dict() == _VALID
+
+
+_JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+                     lambda kids: st.lists(kids, max_size=3)
+                     | st.dictionaries(st.text(max_size=3), kids, max_size=3), max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.sampled_from(sorted(_VALID) + ["extra"]), value=_JUNK)
+def test_from_dict_fuzz_fails_only_with_format_errors(key, value):
+    data = {**_VALID, key: value}
+    try:
+        recipe = Recipe.from_dict(data)
+    except FormatError:
+        return
+    assert Recipe.from_dict(recipe.to_dict()) == recipe  # what loads, round-trips
+
+
+def test_a_bad_recipe_in_a_model_file_is_a_format_error(tmp_path):
+    pc = _model()
+    pcfair.save(pc, tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    data["recipe"]["bins"] = {"nope": [0, 1]}
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(FormatError, match="not variables"):
+        pcfair.load(tmp_path / "bad.json")
+    data["recipe"]["bins"] = {"age": [2, 1]}
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(FormatError, match="non-decreasing"):
+        pcfair.load(tmp_path / "bad.json")
