@@ -638,6 +638,8 @@ def _cmd_patterns(args) -> int:
 
     from pcfair.patterns import find_patterns, sample_patterns
 
+    from pcfair.patterns.support import rare_below, rare_text
+
     _check_output(args.out, (".csv",))
     pc = _load(args)
     data = _model_data(pc, args)
@@ -679,6 +681,11 @@ def _cmd_patterns(args) -> int:
         shown = frame if not args.limit else frame.head(args.limit)
         if len(shown):
             print(shown.to_string(index=False))
+        rare = rare_below(pc)
+        if ps.patterns and ps.patterns[0].probability < rare and args.min_support < rare:
+            print(f"note: the first pattern describes P(x,y) = {ps.patterns[0].probability:.2g}, "
+                  f"less than {rare_text(pc)}; --min-support {rare:.2g} lists only patterns "
+                  "that describe somebody (the run above still covers every pattern)")
         if len(shown) < len(frame):
             print(f"... and {len(frame) - len(shown):,} more (--limit 0 prints them all; "
                   "--format csv or --out FILE.csv writes them)")

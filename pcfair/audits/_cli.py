@@ -7,8 +7,7 @@ Every audit sub-command takes ``DATA.csv`` and
   ``.gz``), or ``MODULE:CALLABLE`` / ``FILE.py:CALLABLE`` naming a callable or an estimator;
 * ``--prediction COL``: a column of stored predictions (instead of ``--model``);
 * ``--sensitive A,B``: the sensitive columns; ``--outcome Y``: the true label (the variable a
-  circuit model predicts, so ``--decision`` is accepted too, as in ``pcfair certify``; by
-  default the decision a circuit's recipe names); ``--favorable V``:
+  circuit model predicts; by default the decision a circuit's recipe names); ``--favorable V``:
   its favourable value (default: the one a circuit's recipe records, else 1 where the values
   are 0 and 1; a circuit whose decision has other values needs it named). Audits of a 0/1
   outcome (cbs, regression) read ``outcome == V`` as 1;
@@ -81,7 +80,7 @@ def add_common(p: argparse.ArgumentParser, *, seed: bool = True, jobs: bool = Fa
     p.add_argument("--prediction", default=None, metavar="COL",
                    help="column of stored predictions (instead of --model)")
     p.add_argument("--sensitive", required=True, metavar="A,B", help=sensitive_help)
-    p.add_argument("--outcome", "--decision", dest="outcome", default=None, metavar="Y",
+    p.add_argument("--outcome", default=None, metavar="Y",
                    help="true-label column; the variable a circuit model predicts (default: "
                         "the decision its recipe names)")
     p.add_argument("--favorable", default=None, metavar="V",

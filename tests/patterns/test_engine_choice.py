@@ -531,6 +531,18 @@ def test_cli_says_when_the_witness_describes_almost_nobody(tmp_path, capsys):
     answer = json.loads(capsys.readouterr().out)
     assert answer["witness"]["probability"] < 1e-4 and answer["supported_witness"] is None
     assert answer["favorable"] == 1 and answer["decision"] == "d"
+    ranked = ["patterns", *args[1:], "--kind", "topk", "--k", "1"]
+    assert main(ranked) == 0
+    assert "note: the first pattern describes P(x,y) = " in capsys.readouterr().out
+    assert main([*ranked, "--min-support", "1e-4"]) == 0
+    assert "note:" not in capsys.readouterr().out
+    # a model that knows its 100 training rows: one row (0.01) is the bar, not 1e-4
+    from pcfair.learn.recipe import Recipe
+
+    pcfair.save(pc.with_recipe(Recipe(columns=("d", "s", "z"), decision="d", rows=100)), path)
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "(under 0.01, one of the model's 100 training rows)" in out
 
 
 @pytest.mark.parametrize("lattice,search,left,cap", [
