@@ -543,8 +543,8 @@ def _cmd_certify(args) -> int:
 
     if args.dry_run:
         return _dry_run(args)
-    from pcfair.patterns.support import (SUPPORTED_WITNESS_SECONDS, rare_below, rare_text,
-                                         supported_witness)
+    from pcfair.patterns.api import supported_witness
+    from pcfair.patterns.support import SUPPORTED_WITNESS_SECONDS, rare_below, rare_text
 
     pc = _load(args)
     data = _model_data(pc, args)

@@ -105,7 +105,7 @@ BAD_OPTIONS = [
     ([*CSV_AUDITS["cbs"], "--C", "-1"], "--C"),
     ([*CSV_AUDITS["disaggregate"], "--level", "1.5"], "--level"),
     ([*CSV_AUDITS["disaggregate"], "--n-boot", "0"], "--n-boot"),
-    ([*CSV_AUDITS["testsgd"], "--k", "-1"], "--k"),
+    ([*CSV_AUDITS["testsgd"], "--limit", "-1"], "--limit"),
     ([*CSV_AUDITS["testsgd"], "--confidence", "0"], "--confidence"),
     ([*CSV_AUDITS["testsgd"], "--sup-thr", "2"], "--sup-thr"),
     ([*CSV_AUDITS["monitor"], "--delta", "0"], "--delta"),

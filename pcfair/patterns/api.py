@@ -53,10 +53,10 @@ from pcfair.patterns.scores import THRESHOLD_ATOL, ScoredPattern
 from pcfair.patterns.search_types import SearchOptions
 from pcfair.patterns.summaries import pareto_mask
 from pcfair.learn.recipe import model_frame
-from pcfair.patterns.support import with_row_counts
+from pcfair.patterns.support import SUPPORTED_WITNESS_SECONDS, rare_below, with_row_counts
 
 __all__ = ["Certificate", "KINDS", "Pattern", "PatternSet", "RANKS", "as_circuit", "certify",
-           "find_patterns", "pattern_census", "sample_patterns"]
+           "find_patterns", "pattern_census", "sample_patterns", "supported_witness"]
 
 
 def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "all",
@@ -209,6 +209,39 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=None, engi
     res = engines.answer(problem, request)
     cert = to_certificate(problem.pc, problem.d, problem.fav, res, request.delta)
     return with_row_counts(cert, problem.pc, data)
+
+
+def supported_witness(pc, decision, sensitive, delta: float, cert, *,
+                      time_limit: float = SUPPORTED_WITNESS_SECONDS, min_support: float = 0.0,
+                      **options):
+    """A certification run for a witness that describes somebody, when ``cert``'s witness does
+    not: ``P(x, y) < rare_below(pc)`` while ``min_support`` did not already set such patterns
+    aside. Returns None when no such run is needed, else the run's
+    :class:`~pcfair.patterns.api.Certificate` at ``min_support = rare_below(pc)`` (its
+    ``witness`` the supported pattern; ``fair`` True when none exists; None when
+    ``time_limit`` ran out). ``options`` go to :func:`pcfair.certify` (``favorable``,
+    ``engine``, ``n_jobs``, ``data``...).
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1]})
+    >>> pc = b.build(b.decision([
+    ...     (b.indicator("d", 1), b.product(b.categorical("s", [0.5, 0.5]),
+    ...                                     b.categorical("z", [1 - 1e-6, 1e-6])), 0.99),
+    ...     (b.indicator("d", 0), b.product(b.categorical("s", [0.9, 0.1]),
+    ...                                     b.categorical("z", [1 - 99e-6, 99e-6])), 0.01)]))
+    >>> cert = certify(pc, "d", "s", 0.05)
+    >>> cert.witness.probability < 1e-4          # only a context of 2e-6 discriminates
+    True
+    >>> supported_witness(pc, "d", "s", 0.05, cert).fair   # none that describes somebody
+    True
+    """
+    rare = rare_below(as_circuit(pc))
+    if cert.witness is None or cert.witness.probability >= rare or min_support >= rare:
+        return None
+    return certify(pc, decision, sensitive, delta, time_limit=time_limit, min_support=rare,
+                   **options)
 
 
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),

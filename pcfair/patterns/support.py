@@ -25,7 +25,7 @@ from pcfair.errors import DataError
 from pcfair.learn.recipe import model_frame, read_table
 
 __all__ = ["RARE_PROBABILITY", "SUPPORTED_WITNESS_SECONDS", "count_rows", "rare_below",
-           "rare_text", "read_table", "supported_witness", "with_row_counts"]
+           "rare_text", "read_table", "with_row_counts"]
 
 #: A pattern less probable than this describes (almost) nobody (see :func:`rare_below`).
 RARE_PROBABILITY = 1e-4
@@ -136,21 +136,3 @@ def rare_text(circuit: Circuit) -> str:
         return f"one of the model's {rows:,} training rows"
     return f"{RARE_PROBABILITY:g} of the population"
 
-
-def supported_witness(pc, decision, sensitive, delta: float, cert, *,
-                      time_limit: float = SUPPORTED_WITNESS_SECONDS, min_support: float = 0.0,
-                      **options):
-    """A certification run for a witness that describes somebody, when ``cert``'s witness does
-    not: ``P(x, y) < rare_below(pc)`` while ``min_support`` did not already set such patterns
-    aside. Returns None when no such run is needed, else the run's
-    :class:`~pcfair.patterns.api.Certificate` at ``min_support = rare_below(pc)`` (its
-    ``witness`` the supported pattern; ``fair`` True when none exists; None when
-    ``time_limit`` ran out). ``options`` go to :func:`pcfair.certify` (``favorable``,
-    ``engine``, ``n_jobs``, ``data``...)."""
-    from pcfair.patterns.api import as_circuit, certify
-
-    rare = rare_below(as_circuit(pc))
-    if cert.witness is None or cert.witness.probability >= rare or min_support >= rare:
-        return None
-    return certify(pc, decision, sensitive, delta, time_limit=time_limit, min_support=rare,
-                   **options)

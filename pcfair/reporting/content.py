@@ -150,7 +150,7 @@ class ReportContent:
     sampled: SampledRun | None
     seconds: float = 0.0
     #: When the witness describes (almost) nobody: the run for one that describes somebody
-    #: (:func:`pcfair.patterns.support.supported_witness`).
+    #: (:func:`pcfair.patterns.api.supported_witness`).
     supported: Any = None
     notes: list[str] = field(default_factory=list)
 
@@ -310,7 +310,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
     (False, [2, 2, 2], 0)
     """
     from pcfair.patterns import certify, fairness_metrics, find_patterns
-    from pcfair.patterns.support import supported_witness
+    from pcfair.patterns.api import supported_witness
 
     t0 = time.perf_counter()
     all_deltas = _check_options(delta, deltas, k, fmt, sampled, max_patterns_per_table,
