@@ -479,6 +479,30 @@ def _unknown_arg(p: argparse.ArgumentParser) -> None:
                         "(treated as unobserved)")
 
 
+#: ``patterns --credible`` computes intervals for at most this many patterns.
+CREDIBLE_MAX_PATTERNS = 10_000
+
+
+def _credible_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--credible", type=open_probability, default=None, metavar="LEVEL",
+                   help="credible intervals of the reported patterns' Δ and P(x,y) at LEVEL "
+                        "(e.g. 0.95) from the parameter posterior, and (certify) the "
+                        "probability that the model is delta-fair; needs the model's training "
+                        "counts (pcfair learn stores them) or the training rows as --data")
+    p.add_argument("--draws", type=positive_int, default=200, metavar="N",
+                   help="posterior draws for --credible (default 200)")
+
+
+def _posterior_rows(pc, data):
+    """The training rows ``--credible`` needs: None when the model carries its counts."""
+    if pc.counts is not None:
+        return None
+    if data is None:
+        raise OptionError("--credible needs the model's training counts (models written by "
+                          "pcfair learn carry them) or its training rows: --data TRAIN.csv")
+    return data
+
+
 def _model_data(pc, args):
     """``--data`` in the model's values (its recipe applied), or None; read before any work."""
     if getattr(args, "data", None) is None:
@@ -557,6 +581,17 @@ def _cmd_certify(args) -> int:
                                   min_support=args.min_support, favorable=args.favorable,
                                   engine=args.engine, n_jobs=args.jobs,
                                   executor=args.scheduler, data=data)
+    chance = None
+    if args.credible is not None:
+        from pcfair.patterns.uncertainty import fairness_probability, with_intervals
+
+        train = _posterior_rows(pc, data)
+        cert = with_intervals(cert, pc, credible=args.credible, draws=args.draws, data=train,
+                              random_state=args.seed)
+        chance = fairness_probability(pc, args.decision, _sensitive(args), args.delta,
+                                      draws=args.draws, favorable=args.favorable, data=train,
+                                      engine=args.engine, time_limit=args.time_limit,
+                                      random_state=args.seed, min_support=args.min_support)
     if args.verbose and "choice" in cert.stats:
         choice = cert.stats["choice"]
         print(f"engine {choice['engine']}: {choice['reason']}", file=sys.stderr)
@@ -568,6 +603,8 @@ def _cmd_certify(args) -> int:
         if supported is not None:
             out["supported_witness"] = (None if supported.witness is None else
                                         supported.witness.to_dict())
+        if chance is not None:
+            out["fairness_probability"] = chance.to_dict()
         print(json.dumps(out, default=str))
     else:
         verdict = {True: f"FAIR: no discrimination pattern with |Δ| > {args.delta}",
@@ -582,6 +619,10 @@ def _cmd_certify(args) -> int:
             w = cert.witness
             rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
             print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}{rows}")
+            if w.interval is not None:
+                print(credible_text(w, args.delta))
+        if chance is not None:
+            print(chance.text())
         if supported is not None:
             print(f"note: this witness describes P(x,y) = {cert.witness.probability:.2g} of "
                   f"the population (under {rare:.2g}, {rare_text(pc)}); the certificate "
@@ -599,6 +640,18 @@ def _cmd_certify(args) -> int:
             print(f"set aside: {cert.stats['set_aside']:,} pattern(s) with P(x,y) < "
                   f"{args.min_support}")
     return EXIT_OK if cert.fair else (EXIT_FOUND if cert.fair is False else EXIT_INCOMPLETE)
+
+
+def credible_text(pattern, delta: float) -> str:
+    """One line on a pattern's credible intervals (:mod:`pcfair.patterns.uncertainty`)."""
+    iv = pattern.interval
+    level = f"{100 * iv['level']:g}%"
+    (lo, hi), (plo, phi) = iv["score"], iv["probability"]
+    verdict = ("significant: robust to the noise of the data" if iv["significant"] else
+               f"not significant at {level}: it may be the noise of the data")
+    return (f"  {level} credible interval of Δ [{lo:+.4f}, {hi:+.4f}], of P(x,y) "
+            f"[{plo:.3g}, {phi:.3g}]; P(|Δ| > {delta:g}) = {iv['exceeds']:.3f} "
+            f"({iv['draws']} posterior draws): {verdict}")
 
 
 def _dry_run(args) -> int:
@@ -640,6 +693,9 @@ def _cmd_patterns(args) -> int:
 
     from pcfair.patterns.support import rare_below, rare_text
 
+    if args.credible is not None and (args.out is not None or args.count):
+        raise OptionError("--credible adds intervals to printed patterns; it does not go with "
+                          "--out or --count")
     _check_output(args.out, (".csv",))
     pc = _load(args)
     data = _model_data(pc, args)
@@ -667,6 +723,15 @@ def _cmd_patterns(args) -> int:
             print(f"{ps.count} pattern(s) written to {args.out} (engine {ps.engine}, "
                   f"complete {ps.complete})")
             return EXIT_OK if ps.complete else EXIT_INCOMPLETE
+    if args.credible is not None:
+        from pcfair.patterns.uncertainty import with_intervals
+
+        if len(ps.patterns) > CREDIBLE_MAX_PATTERNS:
+            raise OptionError(f"--credible on {len(ps.patterns):,} patterns: ask for fewer "
+                              f"(at most {CREDIBLE_MAX_PATTERNS:,}: --kind topk, pareto, or "
+                              "--min-support)")
+        ps = with_intervals(ps, pc, credible=args.credible, draws=args.draws,
+                            data=_posterior_rows(pc, data), random_state=args.seed)
     if args.format == "json":
         print(json.dumps(ps.to_dict(include_patterns=not args.count), default=str))
     elif args.count:
@@ -722,6 +787,9 @@ def _cmd_report(args) -> int:
 
         fmt = (format_of(args.out) if args.out is not None else None) or "html"
     pc = _load(args)
+    data = _model_data(pc, args)
+    if args.credible is not None:
+        _posterior_rows(pc, data)  # counts or training rows, checked before the work
     text = report(pc, args.decision, _sensitive(args), args.delta,
                   favorable=args.favorable, deltas=deltas, k=args.k,
                   format=fmt, out=args.out, engine=args.engine,
@@ -729,7 +797,7 @@ def _cmd_report(args) -> int:
                   max_patterns_per_table=args.max_rows,
                   title=f"pcfair fairness report: {args.model}", random_state=args.seed,
                   n_jobs=args.jobs, executor=args.scheduler, min_support=args.min_support,
-                  data=_model_data(pc, args))
+                  data=data, credible=args.credible, draws=args.draws)
     if args.out is None:
         print(text, end="")
     else:
@@ -751,7 +819,9 @@ def _add_report_command(sub: argparse._SubParsersAction) -> None:
                    help="rows printed per pattern table (25; the caption gives the total)")
     p.add_argument("--sample-runs", type=positive_int, default=None,
                    help="also run the sampling miner this many times and show its front")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of sampling (default 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of sampling and of --credible's draws (default 0)")
+    _credible_args(p)
     p.set_defaults(func=_cmd_report)
 
 
@@ -780,12 +850,16 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
                         "even after a witness)")
     p.add_argument("--verbose", action="store_true",
                    help="say which engine ran and why, with every engine's estimate")
+    _credible_args(p)
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of --credible's posterior draws (default 0)")
     p.set_defaults(func=_cmd_certify)
     p = sub.add_parser("patterns", help="mine discrimination patterns and their summaries")
     _pattern_args(p, engines=(*ENGINE_CHOICES, "sample"))
     _jobs_arg(p)
+    _credible_args(p)
     p.add_argument("--seed", type=nonnegative_int, default=0,
-                   help="seed of --engine sample (default 0)")
+                   help="seed of --engine sample and of --credible's draws (default 0)")
     p.add_argument("--runs", type=positive_int, default=300,
                    help="runs of --engine sample without --time-limit (default 300)")
     p.add_argument("--kind", choices=("all", "topk", "maximal", "minimal", "pareto"),

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from pcfair.circuit.properties import PropertyReport
     from pcfair.circuit.vtree import Vtree
+    from pcfair.inference.posterior import ParameterCounts
     from pcfair.learn.recipe import Recipe
 
 INDICATOR = 0
@@ -79,6 +80,10 @@ class Circuit:
     #: How raw tables become this circuit's values (a :class:`pcfair.learn.recipe.Recipe`), for a
     #: circuit learned from one; kept by :meth:`with_vtree` and :meth:`with_parameters`.
     recipe: "Recipe | None" = field(default=None, compare=False)
+    #: Training rows through each parameter (a :class:`pcfair.inference.posterior.ParameterCounts`),
+    #: for a circuit learned from data: what its parameter posterior is drawn from. Kept by
+    #: every ``with_*`` copy (the structure, hence the meaning of the counts, is the same).
+    counts: "ParameterCounts | None" = field(default=None, compare=False)
     #: Values derived from the circuit; owned by :mod:`pcfair.circuit.derived` (never touched
     #: elsewhere).
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
@@ -163,7 +168,7 @@ class Circuit:
         return Circuit(
             self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,
             self.params, self.edge_ptr, self.edge_a, self.edge_b, self.edge_logw, vtree,
-            self.recipe,
+            self.recipe, self.counts,
         )
 
     def with_recipe(self, recipe: "Recipe | None") -> "Circuit":
@@ -172,9 +177,20 @@ class Circuit:
         c = Circuit(
             self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,
             self.params, self.edge_ptr, self.edge_a, self.edge_b, self.edge_logw, self.vtree,
-            recipe, self._cache,
+            recipe, self.counts, self._cache,
         )
         return c
+
+    def with_counts(self, counts: "ParameterCounts | None") -> "Circuit":
+        """A copy carrying training ``counts`` (:mod:`pcfair.inference.posterior`), checked
+        against the structure; everything else is shared."""
+        if counts is not None:
+            counts.check(self)
+        return Circuit(
+            self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,
+            self.params, self.edge_ptr, self.edge_a, self.edge_b, self.edge_logw, self.vtree,
+            self.recipe, counts, self._cache,
+        )
 
     def with_parameters(self, edge_logw: np.ndarray, params: np.ndarray | None = None) -> "Circuit":
         """A copy with new sum log-weights (and optionally leaf log-parameters), same structure."""
@@ -188,6 +204,7 @@ class Circuit:
         c = Circuit(
             self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,
             params, self.edge_ptr, self.edge_a, self.edge_b, edge_logw, self.vtree, self.recipe,
+            self.counts,
         )
         carry_structural(self, c)
         return c

@@ -33,6 +33,7 @@ from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import DataError, OptionError
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
+from pcfair.inference.posterior import ParameterCounts
 from pcfair.learn.data import encode_frame, prepare_frame
 from pcfair.learn.recipe import Recipe
 
@@ -181,7 +182,8 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     Returns
     -------
     Circuit
-        With its vtree attached, and its recipe (:mod:`pcfair.learn.recipe`: the columns, the bin
+        With its vtree attached, its training counts (:mod:`pcfair.inference.posterior`: the
+        parameter posterior) and its recipe (:mod:`pcfair.learn.recipe`: the columns, the bin
         edges, the decision and the row count), so that raw rows can be read by it
         (``data=``, :func:`pcfair.learn.recipe.model_frame`).
 
@@ -210,6 +212,7 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     codes, variables = encode_frame(df)
     pc = _learn_codes(codes, variables, variables.index(decision), structure, pseudocount,
                       random_state, max_splits, max_nodes, valid_size, progress)
+    pc = pc.with_counts(ParameterCounts.from_data(pc, codes, pseudocount))
     return pc.with_recipe(Recipe(columns=columns, bins={c: tuple(map(float, e))
                                                         for c, e in edges.items()},
                                  decision=str(decision), rows=len(df)))

@@ -22,7 +22,9 @@ class Pattern:
     """One discrimination pattern with readable ``x`` and ``y`` (names → labels).
 
     ``rows`` is the number of rows of a data set that match ``x ∪ y``, when the result was
-    asked with ``data=`` (see :mod:`pcfair.patterns.support`), else None."""
+    asked with ``data=`` (see :mod:`pcfair.patterns.support`), else None. ``interval`` holds
+    the pattern's credible intervals when asked for
+    (:func:`pcfair.patterns.uncertainty.with_intervals`), else None."""
 
     x: dict
     y: dict
@@ -30,6 +32,7 @@ class Pattern:
     probability: float
     divergence: float
     rows: int | None = None
+    interval: dict | None = None
 
     @property
     def abs_score(self) -> float:
@@ -51,6 +54,9 @@ class Pattern:
                "divergence": self.divergence}
         if self.rows is not None:
             out["rows"] = self.rows
+        if self.interval is not None:
+            out["interval"] = {k: (list(v) if isinstance(v, tuple) else v)
+                               for k, v in self.interval.items()}
         return out
 
 
@@ -100,7 +106,15 @@ class PatternSet:
                 "divergence", "size"]
         if any(p.rows is not None for p in self.patterns):
             cols.append("rows")
-        return pd.DataFrame(rows, columns=cols)
+        frame = pd.DataFrame(rows, columns=cols)
+        if self.patterns and all(p.interval is not None for p in self.patterns):
+            for key, name in (("score", "score"), ("abs_score", "abs"),
+                              ("probability", "probability")):
+                frame[f"{name}_lo"] = [p.interval[key][0] for p in self.patterns]
+                frame[f"{name}_hi"] = [p.interval[key][1] for p in self.patterns]
+            frame["exceeds"] = [p.interval["exceeds"] for p in self.patterns]
+            frame["significant"] = [p.interval["significant"] for p in self.patterns]
+        return frame
 
     def to_dict(self, include_patterns: bool = True) -> dict:
         out = {"kind": self.kind, "delta": self.delta, "complete": self.complete,

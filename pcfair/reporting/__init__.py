@@ -96,7 +96,8 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
            time_limit: float | None = None, sampled=None, max_patterns_per_table: int = 25,
            max_front_points: int = 20_000, title: str | None = None,
            random_state=0, n_jobs: int = 1, executor=None, min_support: float = 0.0,
-           data=None) -> "str | ReportFile":
+           data=None, credible: float | None = None, draws: int = 200
+           ) -> "str | ReportFile":
     """Certify a circuit and write a report a person can read (see the module docstring).
 
     Parameters
@@ -147,7 +148,15 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
         :func:`pcfair.find_patterns`).
     data : DataFrame or CSV path, optional
         A table of the model's variables (e.g. its training data): the witness and every
-        pattern table show how many of its rows match each pattern.
+        pattern table show how many of its rows match each pattern. Raw rows are read by the
+        model's recipe.
+    credible : float, optional
+        Add the section "How sure is this?": credible intervals at this level (e.g. 0.95) of
+        the witness's and the top-k patterns' Δ, which of them are robust and which may be
+        noise, and the probability that the model is δ-fair, from ``draws`` draws of the
+        parameter posterior (:mod:`pcfair.patterns.uncertainty`; the model's training counts,
+        else ``data`` as its training rows).
+    draws : int, default 200
     n_jobs, executor
         Where the engines run their chunks: local processes, or an executor / Dask client /
         scheduler address (see :func:`pcfair.find_patterns`).
@@ -207,7 +216,7 @@ def report(pc: Circuit | str | os.PathLike, decision, sensitive, delta: float, *
                      max_patterns_per_table=max_patterns_per_table,
                      max_front_points=max_front_points, title=title, n_jobs=n_jobs,
                      executor=executor, min_support=min_support,
-                     random_state=random_state, data=data)
+                     random_state=random_state, data=data, credible=credible, draws=draws)
     figures, missing = render_figures(content)
     doc = build_document(content, figures, missing, __version__)
     if format == "html":

@@ -152,6 +152,9 @@ class ReportContent:
     #: When the witness describes (almost) nobody: the run for one that describes somebody
     #: (:func:`pcfair.patterns.api.supported_witness`).
     supported: Any = None
+    #: With ``credible``: the level, the draws, the witness and the top-k patterns with their
+    #: credible intervals, and the probability of δ-fairness (:mod:`pcfair.patterns.uncertainty`).
+    uncertainty: dict | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -287,12 +290,34 @@ def _as_list(sensitive) -> list[str]:
     return [sensitive] if isinstance(sensitive, (str, int)) else list(sensitive)
 
 
+def _uncertainty(pc, decision, sensitive, delta, cert, k, kw, credible, draws, data,
+                 random_state) -> dict:
+    """The witness and the top-k with credible intervals, and the probability of δ-fairness,
+    from the parameter posterior (the model's counts, else ``data`` as its training rows)."""
+    from pcfair.patterns import find_patterns
+    from pcfair.patterns.uncertainty import fairness_probability, with_intervals
+
+    train = None if pc.counts is not None else data
+    top = find_patterns(pc, decision, sensitive, delta, kind="topk", k=k, **kw)
+    options = {"credible": credible, "draws": draws, "data": train,
+               "random_state": random_state}
+    witness = with_intervals(cert, pc, **options).witness
+    top = with_intervals(top, pc, **options)
+    chance = fairness_probability(pc, decision, sensitive, delta, draws=draws,
+                                  favorable=kw["favorable"], data=train, engine=kw["engine"],
+                                  time_limit=kw["time_limit"], random_state=random_state,
+                                  min_support=kw["min_support"])
+    return {"level": credible, "draws": draws, "witness": witness, "top": top.patterns,
+            "fairness": chance}
+
+
 def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
            deltas: Sequence[float] = (0.01, 0.05, 0.1), k: int = 10, fmt: str = "html",
            engine: str = "auto", time_limit: float | None = None, sampled=None,
            max_patterns_per_table: int = 25, max_front_points: int = 20_000,
            title: str | None = None, random_state=0, n_jobs: int = 1,
-           executor=None, min_support: float = 0.0, data=None) -> ReportContent:
+           executor=None, min_support: float = 0.0, data=None, credible: float | None = None,
+           draws: int = 200) -> ReportContent:
     """Compute everything a report shows (the arguments are those of :func:`pcfair.report`).
 
     Returns
@@ -363,10 +388,12 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
         counts = _counts_search(pc, decision, sensitive, all_deltas, delta, tables, all_run, kw)
     run = None if sampled is None else _sampled(pc, decision, sensitive, delta, favorable,
                                                  sampled, random_state, tables)
+    uncertainty = None if credible is None else _uncertainty(
+        pc, decision, sensitive, delta, cert, k, kw, credible, draws, data, random_state)
     return ReportContent(
         title=title or "pcfair fairness report", decision=str(decision), favorable=favorable,
         sensitive=[str(s) for s in sensitive], delta=delta, deltas=all_deltas, k=int(k),
         engine=engine, time_limit=time_limit, circuit=pc, properties=pc.properties(),
         metrics=metrics, metrics_error=metrics_error, certificate=cert, counts=counts,
         tables=tables, front=front, front_unavailable=front_unavailable, sampled=run,
-        seconds=time.perf_counter() - t0, supported=supported)
+        seconds=time.perf_counter() - t0, supported=supported, uncertainty=uncertainty)

@@ -24,7 +24,8 @@ __all__ = [
 ]
 
 #: Section ids in order (``sampled`` only when a sampled run is included).
-SECTION_IDS = ("summary", "model", "metrics", "certificate", "counts", "top_discrimination",
+SECTION_IDS = ("summary", "model", "metrics", "certificate", "uncertainty", "counts",
+               "top_discrimination",
                "top_divergence", "maximal", "minimal", "pareto", "front", "sampled", "notes")
 
 
@@ -239,6 +240,45 @@ def _certificate(c: ReportContent) -> Section:
                    [*blocks, Table("certificate", ("field", "value"), tuple(rows))])
 
 
+def _robustness(p, level: str) -> str:
+    return ("robust" if p.interval["significant"] else
+            f"may be noise (P(|Δ| > δ) under {level})")
+
+
+def _uncertainty(c: ReportContent) -> Section:
+    u = c.uncertainty
+    level = f"{100 * u['level']:g}%"
+    chance = u["fairness"]
+    rows = c.circuit.counts.rows if c.circuit.counts is not None else None
+    source = (f"the {rows:,} training rows the model records" if rows is not None else
+              "the training rows given as data")
+    blocks = [Paragraph(
+        f"The model's parameters were estimated from {source}; "
+        f"{u['draws']} draws from their posterior (a Dirichlet per node; the structure taken "
+        f"as fixed) give {level} credible intervals of each pattern's Δ, and each draw is "
+        f"certified exactly. {chance.text()}.")]
+    w = u["witness"]
+    if w is not None:
+        lo, hi = w.interval["score"]
+        blocks.append(Paragraph(
+            f"The witness {w.text()} (Δ = {w.score:+.4f}, {level} interval [{lo:+.4f}, "
+            f"{hi:+.4f}], P(|Δ| > {c.delta:g}) = {w.interval['exceeds']:.3f}) "
+            + ("is robust: nearly every model the data allow has it." if
+               w.interval["significant"] else
+               "may be the noise of the data: many models the data allow do not have it.")))
+    robust = sum(p.interval["significant"] for p in u["top"])
+    blocks.append(Paragraph(f"Of the top {len(u['top'])} patterns by |Δ|, {robust} are "
+                            f"significant at {level} (posterior probability of |Δ| > δ at "
+                            f"least {u['level']:g})."))
+    blocks.append(Table("uncertainty", ("pattern", "Δ", f"{level} interval of Δ", "P(x, y)",
+                                        "P(|Δ| > δ)", "verdict"), tuple(
+        (p.text(), _fmt_num(p.score, "+.4f"),
+         f"[{p.interval['score'][0]:+.4f}, {p.interval['score'][1]:+.4f}]",
+         _fmt_num(p.probability, ".4g"), f"{p.interval['exceeds']:.3f}",
+         _robustness(p, u["level"])) for p in u["top"])))
+    return Section("uncertainty", "How sure is this?", blocks)
+
+
 def _counts(c: ReportContent, figures: dict) -> Section:
     rows = []
     for _, r in c.counts.iterrows():
@@ -357,7 +397,10 @@ def build_document(c: ReportContent, figures: list[ReportFigure], missing_figure
     sensitive = ", ".join(c.sensitive)
     subtitle = (f"Decision {c.decision} (favourable {c.favorable}), sensitive {sensitive}, "
                 f"δ = {c.delta:g}, engine {c.engine}.")
-    sections = [_summary(c), _model(c), _metrics(c), _certificate(c), _counts(c, by_section)]
+    sections = [_summary(c), _model(c), _metrics(c), _certificate(c)]
+    if c.uncertainty is not None:
+        sections.append(_uncertainty(c))
+    sections.append(_counts(c, by_section))
     sections += [_pattern_section(c, key) for key in c.tables]
     sections.append(_front(c, by_section))
     if c.sampled is not None:

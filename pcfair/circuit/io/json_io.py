@@ -3,7 +3,8 @@
 Top-level keys: ``format`` ("pcfair-circuit"), ``version`` (1), ``variables`` (a list of
 ``{"name", "values"}``), ``nodes`` (the flat arrays), ``vtree`` (post-order arrays or null) and,
 for a model learned from a table, ``recipe`` (how raw rows become its values:
-:mod:`pcfair.learn.recipe`; checked field by field on reading).
+:mod:`pcfair.learn.recipe`; checked field by field on reading) and ``counts`` (the training
+rows through each parameter, for the parameter posterior: :mod:`pcfair.inference.posterior`).
 Log-probabilities of zero probabilities are written as the string ``"-inf"``.
 
 The format stores a normalised probabilistic circuit (it is what the certifier reads), so a
@@ -84,6 +85,7 @@ def to_dict(circuit: Circuit) -> dict:
             "left": vt.left.tolist(), "right": vt.right.tolist(), "var": vt.var.tolist()
         },
         **({} if circuit.recipe is None else {"recipe": circuit.recipe.to_dict()}),
+        **({} if circuit.counts is None else {"counts": circuit.counts.to_dict()}),
     }
 
 
@@ -182,6 +184,10 @@ def from_dict(data: dict, path: str = "<dict>", vtree: Vtree | None = None) -> C
         if unknown:
             raise FormatError(f"the recipe bins {unknown}, which are not variables", path)
         c = c.with_recipe(recipe)
+    if data.get("counts") is not None:
+        from pcfair.inference.posterior import ParameterCounts  # the training flows
+
+        c = c.with_counts(ParameterCounts.from_dict(data["counts"], c, path))
     return c
 
 

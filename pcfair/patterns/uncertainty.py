@@ -1,0 +1,274 @@
+"""How sure is a certificate? Credible intervals of patterns and the probability of δ-fairness.
+
+A certificate is a statement about the learned model; a model learned from 1,000 rows is one
+draw of many the data allow. With the posterior of the parameters
+(:class:`pcfair.inference.posterior.ParameterPosterior`: a Dirichlet per node, given the
+training counts the model carries, or the training rows passed as ``data=``):
+
+* :func:`with_intervals` gives each pattern of a result (a witness, a top-k list, a Pareto
+  front...) equal-tailed credible intervals of ``Δ``, ``|Δ|`` and ``P(x, y)`` at ``credible``
+  (e.g. 0.95), and the posterior probability that ``|Δ| > δ``; a pattern is *significant* when
+  that probability is at least ``credible``. The intervals are read from ``draws`` parameter
+  draws (Monte-Carlo quantiles), so their ends carry Monte-Carlo error of order
+  ``sqrt(q(1−q)/draws)`` in probability; the draws are reproducible (``random_state``).
+* :func:`fairness_probability` certifies every draw exactly (the fastest engine, a complete
+  run each) and reports the share found δ-fair, with its Monte-Carlo standard error. A draw
+  whose run is cut by ``time_limit`` is counted apart (``incomplete``), never as fair; the
+  probability's bounds then are ``fair / n`` and ``(fair + incomplete) / n``.
+
+The point certificate stays what it is: these quantities describe the uncertainty of the
+parameters given the structure, not of the structure (see :mod:`pcfair.inference.posterior`).
+For a pattern chosen because it is the largest (a witness, the top of a list), the interval of
+its own ``Δ`` inherits the selection: it is an interval for *that* pattern, not for "the
+largest pattern of the true model".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+from pcfair._random import check_random_state
+from pcfair.errors import OptionError
+from pcfair.inference.marginals import log_marginals
+from pcfair.inference.posterior import ParameterCounts, ParameterPosterior
+
+__all__ = ["FairnessProbability", "pattern_draws", "posterior_of", "fairness_probability",
+           "with_intervals"]
+
+DEFAULT_DRAWS = 200
+
+
+def posterior_of(model, data=None) -> ParameterPosterior:
+    """The parameter posterior of ``model`` (a circuit, a model file, a fitted
+    :class:`~pcfair.learn.PCClassifier`): from its stored training counts, or from ``data``
+    (the training rows: a frame or CSV path, raw rows read by the model's recipe).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.learn import learn_pc
+    >>> pc = learn_pc(pd.DataFrame({"d": [0, 1, 1, 0] * 25, "s": [0, 1, 1, 1] * 25}), "d")
+    >>> posterior_of(pc).counts.rows
+    100
+    """
+    from pcfair.learn.recipe import model_frame
+    from pcfair.patterns.api import as_circuit
+
+    pc = as_circuit(model)
+    if data is None:
+        return ParameterPosterior(pc)
+    frame = model_frame(pc, data)
+    missing = [n for n in pc.variables.names if n not in frame.columns]
+    if missing:
+        raise OptionError(f"the training data lack the model's variables {missing}")
+    codes = pc.variables.evidence_matrix(frame[list(pc.variables.names)])
+    if (codes < 0).any():
+        raise OptionError("the training data must be complete (no missing cells) to give the "
+                          "parameter posterior")
+    alpha = pc.counts.pseudocount if pc.counts is not None else 1.0
+    return ParameterPosterior(pc, ParameterCounts.from_data(pc, codes, alpha))
+
+
+def _check_level(credible: float, draws: int) -> None:
+    if not 0 < credible < 1:
+        raise OptionError(f"credible must be in (0, 1), got {credible}")
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 2:
+        raise OptionError(f"draws must be an integer >= 2, got {draws!r}")
+
+
+def pattern_draws(posterior: ParameterPosterior, decision, favorable, patterns,
+                  draws: int = DEFAULT_DRAWS, random_state=None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """``Δ`` and ``P(x, y)`` of each pattern under each of ``draws`` posterior draws (arrays of
+    shape ``(draws, len(patterns))``). ``Δ`` is NaN in a draw where ``P(x, y) = 0``."""
+    pc = posterior.circuit
+    names = pc.variables
+    d = names.index(decision)
+    fav = names.value_index(d, favorable)
+    patterns = list(patterns)
+    nv = pc.num_variables
+    ev = np.full((4 * len(patterns) + 1, nv), -1, np.int32)  # last row: nothing observed
+    for i, p in enumerate(patterns):
+        y = names.encode_assignment(p.y)
+        x = names.encode_assignment(p.x)
+        for r, (obs, with_d) in enumerate(((y, False), (y, True), ({**y, **x}, False),
+                                           ({**y, **x}, True))):
+            row = ev[4 * i + r]
+            for v, k in obs.items():
+                row[v] = k
+            if with_d:
+                row[d] = fav
+    scores = np.empty((draws, len(patterns)))
+    probs = np.empty((draws, len(patterns)))
+    for t, circuit in enumerate(posterior.circuits(draws, random_state)):
+        lp = log_marginals(circuit, ev)
+        z = lp[-1]
+        lp = lp[:-1].reshape(len(patterns), 4)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            p_d_y = np.exp(lp[:, 1] - lp[:, 0])
+            p_d_xy = np.exp(lp[:, 3] - lp[:, 2])
+        probs[t] = np.exp(lp[:, 2] - z)
+        scores[t] = np.where(probs[t] > 0, p_d_xy - p_d_y, np.nan)
+    return scores, probs
+
+
+def _quantiles(a: np.ndarray, credible: float) -> tuple[np.ndarray, np.ndarray]:
+    tail = (1 - credible) / 2
+    with np.errstate(all="ignore"):
+        lo, hi = np.nanquantile(a, [tail, 1 - tail], axis=0) if a.size else (a[0], a[0])
+    return lo, hi
+
+
+def with_intervals(result, model, *, credible: float = 0.95, draws: int = DEFAULT_DRAWS,
+                   data=None, random_state=None, delta: float | None = None):
+    """A copy of ``result`` (a :class:`~pcfair.patterns.api.Certificate` or
+    :class:`~pcfair.patterns.api.PatternSet`) whose patterns carry credible intervals
+    (:attr:`Pattern.interval`: the level, ``score`` / ``abs_score`` / ``probability``
+    intervals, ``exceeds`` = the posterior probability of ``|Δ| > δ``, and ``significant``).
+
+    Parameters
+    ----------
+    result : Certificate or PatternSet
+        From :func:`pcfair.certify` / :func:`pcfair.find_patterns` on ``model``.
+    model : Circuit, model file or fitted PCClassifier
+    credible : float, default 0.95
+        Level of the equal-tailed intervals, and the bar of ``significant``.
+    draws : int, default 200
+    data : DataFrame or CSV path, optional
+        The training rows, for a model that carries no counts.
+    random_state : None, int or Generator
+    delta : float, optional
+        Threshold of ``exceeds`` (default: the result's δ).
+
+    Examples
+    --------
+    >>> import pandas as pd, pcfair
+    >>> from pcfair.learn import learn_pc
+    >>> df = pd.DataFrame({"d": [1, 1, 0, 1, 0, 0] * 30, "s": [0, 0, 0, 1, 1, 1] * 30})
+    >>> pc = learn_pc(df, "d")
+    >>> cert = with_intervals(pcfair.certify(pc, "d", "s", 0.1), pc, random_state=0)
+    >>> w = cert.witness
+    >>> lo, hi = w.interval["score"]
+    >>> bool(lo < w.score < hi), w.interval["significant"]
+    (True, True)
+    """
+    _check_level(credible, draws)
+    posterior = posterior_of(model, data)
+    delta = result.delta if delta is None else float(delta)
+    patterns = [result.witness] if hasattr(result, "witness") else list(result.patterns)
+    patterns = [p for p in patterns if p is not None]
+    if not patterns:
+        return result
+    scores, probs = pattern_draws(posterior, result.decision, result.favorable, patterns,
+                                  draws, random_state)
+    s_lo, s_hi = _quantiles(scores, credible)
+    a_lo, a_hi = _quantiles(np.abs(scores), credible)
+    p_lo, p_hi = _quantiles(probs, credible)
+    with np.errstate(invalid="ignore"):
+        exceeds = np.nanmean(np.abs(scores) > delta + 1e-12, axis=0)
+    out = []
+    for j, p in enumerate(patterns):
+        interval = {"level": credible, "draws": int(draws),
+                    "score": (float(s_lo[j]), float(s_hi[j])),
+                    "abs_score": (float(a_lo[j]), float(a_hi[j])),
+                    "probability": (float(p_lo[j]), float(p_hi[j])),
+                    "exceeds": float(exceeds[j]), "significant": bool(exceeds[j] >= credible)}
+        out.append(dataclasses.replace(p, interval=interval))
+    if hasattr(result, "witness"):
+        return dataclasses.replace(result, witness=out[0])
+    return dataclasses.replace(result, patterns=out)
+
+
+@dataclasses.dataclass(frozen=True)
+class FairnessProbability:
+    """The share of posterior draws certified δ-fair (see :func:`fairness_probability`)."""
+
+    delta: float
+    draws: int
+    fair: int
+    unfair: int
+    incomplete: int
+    seconds: float
+
+    @property
+    def probability(self) -> float:
+        """``fair / draws``: the posterior probability of δ-fairness (a lower bound when some
+        draws are incomplete)."""
+        return self.fair / self.draws
+
+    @property
+    def upper(self) -> float:
+        """``(fair + incomplete) / draws``: what it could be if every incomplete draw were
+        fair."""
+        return (self.fair + self.incomplete) / self.draws
+
+    @property
+    def stderr(self) -> float:
+        """Monte-Carlo standard error of :attr:`probability`."""
+        p = self.probability
+        return math.sqrt(p * (1 - p) / self.draws)
+
+    def to_dict(self) -> dict:
+        return {"delta": self.delta, "draws": self.draws, "fair": self.fair,
+                "unfair": self.unfair, "incomplete": self.incomplete,
+                "probability": self.probability, "upper": self.upper,
+                "stderr": self.stderr, "seconds": self.seconds}
+
+    def text(self) -> str:
+        """One line for people."""
+        out = (f"P(δ-fair at {self.delta:g}) = {self.probability:.3f} ± {self.stderr:.3f} "
+               f"(Monte-Carlo s.e.; {self.fair} of {self.draws} posterior draws certified fair")
+        if self.incomplete:
+            out += f", {self.incomplete} undecided: at most {self.upper:.3f}"
+        return out + ")"
+
+
+def fairness_probability(model, decision, sensitive, delta: float, *,
+                         draws: int = DEFAULT_DRAWS, favorable=None, data=None,
+                         engine: str = "auto", time_limit: float | None = None,
+                         random_state=None, **options) -> FairnessProbability:
+    """The posterior probability that the model is δ-fair: every draw certified exactly.
+
+    Parameters
+    ----------
+    model, decision, sensitive, delta, favorable
+        As :func:`pcfair.certify`.
+    draws : int, default 200
+    data : DataFrame or CSV path, optional
+        The training rows, for a model that carries no counts.
+    engine : str, default "auto"
+    time_limit : float, optional
+        Seconds per draw; a draw cut by it is counted as incomplete, never fair.
+    random_state : None, int or Generator
+    **options
+        Passed to :func:`pcfair.certify` (``min_support``, ``n_jobs``...).
+
+    Returns
+    -------
+    FairnessProbability
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.learn import learn_pc
+    >>> df = pd.DataFrame({"d": [1, 0] * 100, "s": [0, 0, 1, 1] * 50})
+    >>> fp = fairness_probability(learn_pc(df, "d"), "d", "s", 0.3, draws=50, random_state=0)
+    >>> fp.probability, fp.incomplete
+    (1.0, 0)
+    """
+    from pcfair.patterns.api import certify
+
+    _check_level(0.5, draws)
+    posterior = posterior_of(model, data)
+    t0 = time.perf_counter()
+    counts = {True: 0, False: 0, None: 0}
+    for circuit in posterior.circuits(draws, check_random_state(random_state)):
+        cert = certify(circuit, decision, sensitive, delta, favorable=favorable, engine=engine,
+                       time_limit=time_limit, **options)
+        counts[cert.fair] += 1
+    return FairnessProbability(float(delta), int(draws), counts[True], counts[False],
+                               counts[None], time.perf_counter() - t0)
