@@ -591,7 +591,8 @@ def _cmd_certify(args) -> int:
         chance = fairness_probability(pc, args.decision, _sensitive(args), args.delta,
                                       draws=args.draws, favorable=args.favorable, data=train,
                                       engine=args.engine, time_limit=args.time_limit,
-                                      random_state=args.seed, min_support=args.min_support)
+                                      random_state=args.seed, min_support=args.min_support,
+                                      n_jobs=args.jobs, executor=args.scheduler)
     if args.verbose and "choice" in cert.stats:
         choice = cert.stats["choice"]
         print(f"engine {choice['engine']}: {choice['reason']}", file=sys.stderr)

@@ -232,7 +232,8 @@ def pareto_front(patterns, delta: float | None = None, ax=None,
 
     The layout of Figure 2 (b, c) of Selvam et al. (AAAI-23): probability ``P(x, y)`` on the
     x-axis, ``|Δ|`` on the y-axis. The front (patterns that no other pattern beats on both
-    axes) is drawn as red points joined by a staircase.
+    axes) is drawn as red points joined by a staircase. Patterns that carry credible intervals
+    (:func:`pcfair.patterns.uncertainty.with_intervals`) get them as error bars.
 
     Parameters
     ----------
@@ -289,8 +290,46 @@ def pareto_front(patterns, delta: float | None = None, ax=None,
         ax.plot(fp, fs, drawstyle="steps-post", color=FRONT_COLOR, lw=1.0, zorder=4)
     ax.scatter(fp, fs, s=28, color=FRONT_COLOR, edgecolors="black", linewidths=0.4, zorder=5,
                label=f"Pareto-optimal ({len(fp):,})")
+    for source in (patterns, front):
+        if _interval_bars(ax, source):
+            break
     ax.legend(fontsize=8, loc="best")
     return ax
+
+
+def _interval_bars(ax, patterns) -> bool:
+    """Credible intervals of |Δ| and P(x, y) as error bars, for patterns that carry them
+    (:func:`pcfair.patterns.uncertainty.with_intervals`, or a frame with ``abs_lo``... columns);
+    False when there are none."""
+    import pandas as pd
+
+    if isinstance(patterns, pd.DataFrame):
+        need = {"probability", "abs_score", "abs_lo", "abs_hi", "probability_lo",
+                "probability_hi"}
+        if not need <= set(patterns.columns) or patterns.empty:
+            return False
+        f = patterns
+        level = None
+    else:
+        items = list(getattr(patterns, "patterns", patterns) or [])
+        items = [p for p in items if getattr(p, "interval", None) is not None]
+        if not items:
+            return False
+        f = pd.DataFrame({"probability": [p.probability for p in items],
+                          "abs_score": [p.abs_score for p in items],
+                          "abs_lo": [p.interval["abs_score"][0] for p in items],
+                          "abs_hi": [p.interval["abs_score"][1] for p in items],
+                          "probability_lo": [p.interval["probability"][0] for p in items],
+                          "probability_hi": [p.interval["probability"][1] for p in items]})
+        level = items[0].interval["level"]
+    x, y = f["probability"].to_numpy(float), f["abs_score"].to_numpy(float)
+    xerr = np.clip([x - f["probability_lo"].to_numpy(float),
+                    f["probability_hi"].to_numpy(float) - x], 0, None)
+    yerr = np.clip([y - f["abs_lo"].to_numpy(float), f["abs_hi"].to_numpy(float) - y], 0, None)
+    label = "credible intervals" if level is None else f"{100 * level:g}% credible intervals"
+    ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="none", ecolor="0.35", elinewidth=0.8,
+                capsize=2, zorder=3, label=label)
+    return True
 
 
 def counts_by_delta(census, decision=None, sensitive=None, *, deltas: Sequence[float] | None = None,

@@ -227,10 +227,28 @@ class FairnessProbability:
         return out + ")"
 
 
+def _certify_draws(circuit_dict: dict, rows: np.ndarray, decision, sensitive, delta: float,
+                   options: dict) -> tuple[int, int, int]:
+    """Certify the circuit with each row of raw log-parameters; ``(fair, unfair, incomplete)``
+    (a task of :func:`fairness_probability` on workers)."""
+    from pcfair.circuit.io.json_io import from_dict
+    from pcfair.patterns.api import certify
+
+    circuit = from_dict(circuit_dict)
+    ne = len(circuit.edge_logw)
+    counts = [0, 0, 0]
+    for row in rows:
+        cert = certify(circuit.with_parameters(row[:ne], row[ne:]), decision, sensitive, delta,
+                       **options)
+        counts[{True: 0, False: 1, None: 2}[cert.fair]] += 1
+    return tuple(counts)
+
+
 def fairness_probability(model, decision, sensitive, delta: float, *,
                          draws: int = DEFAULT_DRAWS, favorable=None, data=None,
                          engine: str = "auto", time_limit: float | None = None,
-                         random_state=None, **options) -> FairnessProbability:
+                         random_state=None, n_jobs: int = 1, executor=None,
+                         **options) -> FairnessProbability:
     """The posterior probability that the model is δ-fair: every draw certified exactly.
 
     Parameters
@@ -244,8 +262,14 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
     time_limit : float, optional
         Seconds per draw; a draw cut by it is counted as incomplete, never fair.
     random_state : None, int or Generator
+        The draws, hence the answer, depend only on it, not on ``n_jobs`` or ``executor``.
+    n_jobs, executor
+        Where the draws are certified: in this process (``n_jobs=1``), on ``n_jobs`` local
+        processes, or on an executor / Dask client / scheduler address, in blocks of draws
+        (:func:`pcfair.patterns.executors.map_chunks`); each draw's certification itself runs
+        in one process.
     **options
-        Passed to :func:`pcfair.certify` (``min_support``, ``n_jobs``...).
+        Passed to :func:`pcfair.certify` (``min_support``...).
 
     Returns
     -------
@@ -260,15 +284,25 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
     >>> fp.probability, fp.incomplete
     (1.0, 0)
     """
-    from pcfair.patterns.api import certify
+    from pcfair.circuit.io.json_io import to_dict
+    from pcfair.patterns.executors import map_chunks, resolve_n_jobs
 
     _check_level(0.5, draws)
     posterior = posterior_of(model, data)
     t0 = time.perf_counter()
-    counts = {True: 0, False: 0, None: 0}
-    for circuit in posterior.circuits(draws, check_random_state(random_state)):
-        cert = certify(circuit, decision, sensitive, delta, favorable=favorable, engine=engine,
-                       time_limit=time_limit, **options)
-        counts[cert.fair] += 1
-    return FairnessProbability(float(delta), int(draws), counts[True], counts[False],
-                               counts[None], time.perf_counter() - t0)
+    rows = posterior.sample_log_parameters(draws, check_random_state(random_state))
+    options = {"favorable": favorable, "engine": engine, "time_limit": time_limit, **options}
+    workers = 1 if executor is not None else resolve_n_jobs(n_jobs)
+    blocks = np.array_split(rows, min(draws, max(1, 4 * workers) if executor is None
+                                      else max(1, draws // 10)))
+    circuit = to_dict(posterior.circuit)
+    tasks = [(circuit, block, decision, sensitive, float(delta), options) for block in blocks]
+    totals = np.zeros(3, np.int64)
+
+    def merge(_, counts):
+        totals[:] += counts
+
+    map_chunks(_certify_draws, tasks, merge, executor=executor, n_jobs=n_jobs,
+               progress=False, desc="draws")
+    return FairnessProbability(float(delta), int(draws), int(totals[0]), int(totals[1]),
+                               int(totals[2]), time.perf_counter() - t0)

@@ -306,7 +306,8 @@ def _uncertainty(pc, decision, sensitive, delta, cert, k, kw, credible, draws, d
     chance = fairness_probability(pc, decision, sensitive, delta, draws=draws,
                                   favorable=kw["favorable"], data=train, engine=kw["engine"],
                                   time_limit=kw["time_limit"], random_state=random_state,
-                                  min_support=kw["min_support"])
+                                  min_support=kw["min_support"], n_jobs=kw["n_jobs"],
+                                  executor=kw["executor"])
     return {"level": credible, "draws": draws, "witness": witness, "top": top.patterns,
             "fairness": chance}
 

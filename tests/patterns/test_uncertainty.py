@@ -125,6 +125,20 @@ def test_intervals_on_a_certificate_and_a_pattern_set():
     pd.testing.assert_frame_equal(frame, again)  # reproducible
 
 
+def test_the_pareto_plot_draws_error_bars():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    pc = learn_pc(_planted(), "d")
+    front = with_intervals(pcfair.find_patterns(pc, "d", "s", 0.0, kind="pareto"), pc,
+                           credible=0.9, draws=50, random_state=0)
+    ax = front.plot()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "90% credible intervals" in labels
+    plain = pcfair.find_patterns(pc, "d", "s", 0.0, kind="pareto").plot()
+    assert not any("credible" in t.get_text() for t in plain.get_legend().get_texts())
+
+
 def test_the_probability_of_fairness():
     pc = learn_pc(_planted(), "d")
     far = fairness_probability(pc, "d", "s", 0.6, draws=40, random_state=0)
@@ -136,6 +150,8 @@ def test_the_probability_of_fairness():
     assert 0.2 < mid.probability < 0.8  # the point model sits on the edge
     assert mid.stderr == pytest.approx(np.sqrt(mid.probability * (1 - mid.probability) / 200))
     assert "posterior draws certified fair" in mid.text()
+    spread = fairness_probability(pc, "d", "s", mid_delta, draws=200, random_state=0, n_jobs=2)
+    assert (spread.fair, spread.unfair) == (mid.fair, mid.unfair)  # the seed decides, not n_jobs
 
 
 def test_cli_credible(tmp_path, capsys):
