@@ -12,12 +12,11 @@ import pytest
 from scipy import stats
 
 import pcfair
-from pcfair.circuit import CircuitBuilder, Variables
+from pcfair.circuit import CircuitBuilder
 from pcfair.cli import main
 from pcfair.errors import FormatError, OptionError
 from pcfair.inference.posterior import ParameterCounts, ParameterPosterior
 from pcfair.learn import learn_pc
-from pcfair.learn.naive_bayes import naive_bayes_circuit
 from pcfair.patterns.results import Pattern
 from pcfair.patterns.uncertainty import (
     fairness_probability,
@@ -194,65 +193,64 @@ def test_the_report_says_which_patterns_are_robust():
 
 
 # ----------------------------------------------------------------- simulation-based calibration
-def _draw_naive_bayes(rng, cards, alpha):
-    """True parameters from the prior the posterior uses: Dirichlet(α/K) per node."""
-    prior = rng.dirichlet(np.full(cards[0], alpha / cards[0]))
-    tables = {z: np.stack([rng.dirichlet(np.full(k, alpha / k)) for _ in range(cards[0])])
-              for z, k in enumerate(cards) if z > 0}
-    return prior, tables
-
-
-def _sample_rows(rng, prior, tables, n):
-    d = rng.choice(len(prior), size=n, p=prior)
-    cols = {"d": d}
-    for z, t in tables.items():
-        u = rng.random(n)
-        cols[f"z{z}"] = (u[:, None] > np.cumsum(t[d], axis=1)).sum(axis=1)
-    return pd.DataFrame(cols)
+def _template(structure: str):
+    """A learned structure over d (binary), a 3-valued sensitive z1 and two features."""
+    rng = np.random.default_rng(11)
+    n = 500
+    z2 = rng.integers(0, 2, n)
+    df = pd.DataFrame({"d": (rng.random(n) < 0.3 + 0.4 * z2).astype(int),
+                       "z1": rng.integers(0, 3, n), "z2": z2,
+                       "z3": (rng.random(n) < 0.2 + 0.6 * z2).astype(int)})
+    return learn_pc(df, "d", structure=structure)
 
 
 @pytest.mark.slow
-def test_simulation_based_calibration_of_pattern_intervals():
-    """200 replications: true naive-Bayes parameters from the prior, 200-2,000 rows, the
-    model learned with the same structure; the 90% intervals of fixed patterns' Δ must cover
-    the true Δ at a rate consistent with 0.9 (binomial test), and the probability of
-    δ-fairness must be calibrated against the true verdict."""
-    rng = np.random.default_rng(2026)
-    cards = [2, 3, 2, 2]  # d, a 3-valued sensitive z1, two features
+@pytest.mark.parametrize("structure", ["naive_bayes", "clt"])
+def test_simulation_based_calibration(structure):
+    """200 replications: true parameters drawn from the prior the posterior uses (the
+    posterior with no rows: Dirichlet(α/K) per node, on a fixed naive-Bayes or Chow-Liu
+    structure), 200-2,000 rows drawn from that model, the parameters fitted on the structure.
+    The 90% intervals of fixed patterns' Δ, and of the fitted model's top pattern (chosen
+    from the data: under the prior the posterior still covers it), must cover the true Δ at a
+    rate consistent with 0.9 (binomial test), and the probability of δ-fairness must be
+    calibrated against the true model's verdict."""
+    from pcfair.learn.parameters import fit_parameters
+
+    template = _template(structure)
     alpha = 1.0
+    prior = ParameterPosterior(template, ParameterCounts(
+        np.zeros_like(template.counts.elements), np.zeros_like(template.counts.leaves),
+        alpha, 0))
+    rng = np.random.default_rng(2026)
     patterns = [Pattern(x={"z1": 0}, y={}, score=0, probability=0, divergence=0),
                 Pattern(x={"z1": 2}, y={"z2": 1}, score=0, probability=0, divergence=0),
                 Pattern(x={"z1": 1}, y={"z2": 0, "z3": 1}, score=0, probability=0,
                         divergence=0)]
-    names = Variables(["d", "z1", "z2", "z3"], [tuple(range(k)) for k in cards])
-    hits = np.zeros(len(patterns))
-    seen = np.zeros(len(patterns))
+    hits = np.zeros(len(patterns) + 1)
+    seen = np.zeros(len(patterns) + 1)
     predicted, truth = [], []
-    for _ in range(200):
-        prior, tables = _draw_naive_bayes(rng, cards, alpha)
-        true_pc = naive_bayes_circuit(names, 0, prior, tables)
-        df = _sample_rows(rng, prior, tables, int(rng.integers(200, 2001)))
-        for c in df.columns:  # every value in the domain, so the learned model has them all
-            df[c] = pd.Categorical(df[c], categories=range(cards[names.index(c)]))
-        pc = learn_pc(df, "d", structure="naive_bayes", pseudocount=alpha)
-        true_scores = _exact_scores(true_pc, patterns)
-        post = ParameterPosterior(pc)
-        scores, _ = pattern_draws(post, "d", 1, patterns, draws=400,
-                                  random_state=int(rng.integers(1 << 31)))
+    delta = 0.15
+    for truth_pc in prior.circuits(200, random_state=rng):
+        codes = truth_pc.variables.evidence_matrix(
+            truth_pc.sample(int(rng.integers(200, 2001)), random_state=rng))
+        fitted = fit_parameters(template, codes, alpha).with_counts(
+            ParameterCounts.from_data(template, codes, alpha))
+        top = pcfair.find_patterns(fitted, "d", ["z1"], 0.0, kind="topk", k=1).patterns
+        chosen = patterns + top[:1]
+        true_scores = _exact_scores(truth_pc, chosen)
+        scores, _ = pattern_draws(ParameterPosterior(fitted), "d", 1, chosen, draws=400,
+                                  random_state=rng)
         lo, hi = np.nanquantile(scores, [0.05, 0.95], axis=0)
         ok = np.isfinite(true_scores)
-        seen += ok
-        hits += ok & (lo <= true_scores) & (true_scores <= hi)
-        delta = 0.15
-        truth.append(bool(pcfair.certify(true_pc, "d", ["z1"], delta).fair))
-        predicted.append(fairness_probability(pc, "d", ["z1"], delta, draws=60,
-                                              random_state=int(rng.integers(1 << 31))
-                                              ).probability)
-    for h, n in zip(hits, seen):
-        assert stats.binomtest(int(h), int(n), 0.9).pvalue > 0.001, (h, n)
+        seen[:len(chosen)] += ok
+        hits[:len(chosen)] += ok & (lo <= true_scores) & (true_scores <= hi)
+        truth.append(bool(pcfair.certify(truth_pc, "d", ["z1"], delta).fair))
+        predicted.append(fairness_probability(fitted, "d", ["z1"], delta, draws=60,
+                                              random_state=rng).probability)
+    for h, n in zip(hits, seen):  # three fixed patterns, then the top one
+        assert n >= 150 and stats.binomtest(int(h), int(n), 0.9).pvalue > 0.001, (h, n)
     predicted, truth = np.array(predicted), np.array(truth)
-    # calibration in bins: the share of truly fair models in each bin of predicted probability
-    for lo_b, hi_b in ((0, 0.2), (0.2, 0.8), (0.8, 1.0001)):
+    for lo_b, hi_b in ((0, 0.2), (0.2, 0.8), (0.8, 1.0001)):  # calibration in bins
         inside = (predicted >= lo_b) & (predicted < hi_b)
         if inside.sum() >= 10:
             mean_p = predicted[inside].mean()
