@@ -16,8 +16,11 @@ training counts the model carries, or the training rows passed as ``data=``):
   whose run is cut by ``time_limit`` is counted apart (``incomplete``), never as fair; the
   probability's bounds then are ``fair / n`` and ``(fair + incomplete) / n``.
 
-The point certificate stays what it is: these quantities describe the uncertainty of the
-parameters given the structure, not of the structure (see :mod:`pcfair.inference.posterior`).
+The point certificate stays what it is. By default (``method="posterior"``) these quantities
+describe the uncertainty of the parameters given the structure, not of the structure (see
+:mod:`pcfair.inference.posterior`); ``method="bootstrap"`` re-learns the model on resampled
+training rows, so that the structure varies too (percentile intervals of a bootstrap, one
+learning run per draw).
 For a pattern chosen because it is the largest (a witness, the top of a list), the interval of
 its own ``Δ`` inherits the selection: it is an interval for *that* pattern, not for "the
 largest pattern of the true model".
@@ -34,18 +37,26 @@ import numpy as np
 from pcfair._random import check_random_state
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
-from pcfair.inference.posterior import ParameterCounts, ParameterPosterior
+from pcfair.inference.posterior import BootstrapPosterior, ParameterCounts, ParameterPosterior
 
-__all__ = ["FairnessProbability", "pattern_draws", "posterior_of", "fairness_probability",
-           "with_intervals"]
+__all__ = ["FairnessProbability", "METHODS", "fairness_probability", "pattern_draws",
+           "posterior_of", "with_intervals"]
 
 DEFAULT_DRAWS = 200
+#: Where draws come from: the parameter posterior, or re-learning on resampled rows.
+METHODS = ("posterior", "bootstrap")
 
 
-def posterior_of(model, data=None) -> ParameterPosterior:
-    """The parameter posterior of ``model`` (a circuit, a model file, a fitted
-    :class:`~pcfair.learn.PCClassifier`): from its stored training counts, or from ``data``
-    (the training rows: a frame or CSV path, raw rows read by the model's recipe).
+def posterior_of(model, data=None, method: str = "posterior", structure: str = "clt"):
+    """The draws' source for ``model`` (a circuit, a model file, a fitted
+    :class:`~pcfair.learn.PCClassifier`).
+
+    ``method="posterior"`` (default): the parameter posterior
+    (:class:`~pcfair.inference.posterior.ParameterPosterior`), from the training counts the
+    model carries, or from ``data`` (the training rows: a frame or CSV path; raw rows are read
+    by the model's recipe). ``method="bootstrap"``: models re-learned with ``structure`` on
+    resamples of ``data`` (:class:`~pcfair.inference.posterior.BootstrapPosterior`; needs
+    ``data``), for structure uncertainty too.
 
     Examples
     --------
@@ -58,18 +69,29 @@ def posterior_of(model, data=None) -> ParameterPosterior:
     from pcfair.learn.recipe import model_frame
     from pcfair.patterns.api import as_circuit
 
+    if method not in METHODS:
+        raise OptionError(f"method must be one of {METHODS}, not {method!r}")
     pc = as_circuit(model)
     if data is None:
+        if method == "bootstrap":
+            raise OptionError("method='bootstrap' re-learns the model: pass its training rows "
+                              "as data=")
         return ParameterPosterior(pc)
     frame = model_frame(pc, data)
     missing = [n for n in pc.variables.names if n not in frame.columns]
     if missing:
         raise OptionError(f"the training data lack the model's variables {missing}")
+    alpha = pc.counts.pseudocount if pc.counts is not None else 1.0
+    if method == "bootstrap":
+        decision = pc.recipe.decision if pc.recipe is not None else None
+        if decision is None:
+            raise OptionError("method='bootstrap' needs the model's decision; models learned "
+                              "by pcfair record it")
+        return BootstrapPosterior(pc, frame, decision, structure, alpha)
     codes = pc.variables.evidence_matrix(frame[list(pc.variables.names)])
     if (codes < 0).any():
         raise OptionError("the training data must be complete (no missing cells) to give the "
                           "parameter posterior")
-    alpha = pc.counts.pseudocount if pc.counts is not None else 1.0
     return ParameterPosterior(pc, ParameterCounts.from_data(pc, codes, alpha))
 
 
@@ -80,7 +102,8 @@ def _check_level(credible: float, draws: int) -> None:
         raise OptionError(f"draws must be an integer >= 2, got {draws!r}")
 
 
-def pattern_draws(posterior: ParameterPosterior, decision, favorable, patterns,
+def pattern_draws(posterior: ParameterPosterior | BootstrapPosterior, decision, favorable,
+                  patterns,
                   draws: int = DEFAULT_DRAWS, random_state=None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``Δ`` and ``P(x, y)`` of each pattern under each of ``draws`` posterior draws (arrays of
@@ -124,7 +147,8 @@ def _quantiles(a: np.ndarray, credible: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def with_intervals(result, model, *, credible: float = 0.95, draws: int = DEFAULT_DRAWS,
-                   data=None, random_state=None, delta: float | None = None):
+                   data=None, random_state=None, delta: float | None = None,
+                   method: str = "posterior", structure: str = "clt"):
     """A copy of ``result`` (a :class:`~pcfair.patterns.api.Certificate` or
     :class:`~pcfair.patterns.api.PatternSet`) whose patterns carry credible intervals
     (:attr:`Pattern.interval`: the level, ``score`` / ``abs_score`` / ``probability``
@@ -143,6 +167,9 @@ def with_intervals(result, model, *, credible: float = 0.95, draws: int = DEFAUL
     random_state : None, int or Generator
     delta : float, optional
         Threshold of ``exceeds`` (default: the result's δ).
+    method, structure
+        ``"posterior"`` (parameters, structure fixed) or ``"bootstrap"`` (re-learned with
+        ``structure`` on resampled ``data``): see :func:`posterior_of`.
 
     Examples
     --------
@@ -157,7 +184,7 @@ def with_intervals(result, model, *, credible: float = 0.95, draws: int = DEFAUL
     (True, True)
     """
     _check_level(credible, draws)
-    posterior = posterior_of(model, data)
+    posterior = posterior_of(model, data, method, structure)
     delta = result.delta if delta is None else float(delta)
     patterns = [result.witness] if hasattr(result, "witness") else list(result.patterns)
     patterns = [p for p in patterns if p is not None]
@@ -172,7 +199,7 @@ def with_intervals(result, model, *, credible: float = 0.95, draws: int = DEFAUL
         exceeds = np.nanmean(np.abs(scores) > delta + 1e-12, axis=0)
     out = []
     for j, p in enumerate(patterns):
-        interval = {"level": credible, "draws": int(draws),
+        interval = {"level": credible, "draws": int(draws), "method": method,
                     "score": (float(s_lo[j]), float(s_hi[j])),
                     "abs_score": (float(a_lo[j]), float(a_hi[j])),
                     "probability": (float(p_lo[j]), float(p_hi[j])),
@@ -227,19 +254,23 @@ class FairnessProbability:
         return out + ")"
 
 
-def _certify_draws(circuit_dict: dict, rows: np.ndarray, decision, sensitive, delta: float,
+def _certify_draws(circuits, rows, decision, sensitive, delta: float,
                    options: dict) -> tuple[int, int, int]:
-    """Certify the circuit with each row of raw log-parameters; ``(fair, unfair, incomplete)``
-    (a task of :func:`fairness_probability` on workers)."""
+    """``(fair, unfair, incomplete)`` over the draws of a task of :func:`fairness_probability`:
+    ``circuits`` one circuit (as :func:`~pcfair.circuit.io.json_io.to_dict`) with ``rows`` of
+    raw log-parameters, or a sequence of circuits (``rows`` None)."""
     from pcfair.circuit.io.json_io import from_dict
     from pcfair.patterns.api import certify
 
-    circuit = from_dict(circuit_dict)
-    ne = len(circuit.edge_logw)
+    if rows is None:
+        models = (from_dict(c) for c in circuits)
+    else:
+        circuit = from_dict(circuits)
+        ne = len(circuit.edge_logw)
+        models = (circuit.with_parameters(row[:ne], row[ne:]) for row in rows)
     counts = [0, 0, 0]
-    for row in rows:
-        cert = certify(circuit.with_parameters(row[:ne], row[ne:]), decision, sensitive, delta,
-                       **options)
+    for model in models:
+        cert = certify(model, decision, sensitive, delta, **options)
         counts[{True: 0, False: 1, None: 2}[cert.fair]] += 1
     return tuple(counts)
 
@@ -248,6 +279,7 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
                          draws: int = DEFAULT_DRAWS, favorable=None, data=None,
                          engine: str = "auto", time_limit: float | None = None,
                          random_state=None, n_jobs: int = 1, executor=None,
+                         method: str = "posterior", structure: str = "clt",
                          **options) -> FairnessProbability:
     """The posterior probability that the model is δ-fair: every draw certified exactly.
 
@@ -268,6 +300,8 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
         processes, or on an executor / Dask client / scheduler address, in blocks of draws
         (:func:`pcfair.patterns.executors.map_chunks`); each draw's certification itself runs
         in one process.
+    method, structure
+        ``"posterior"`` or ``"bootstrap"``: see :func:`posterior_of`.
     **options
         Passed to :func:`pcfair.certify` (``min_support``...).
 
@@ -288,15 +322,21 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
     from pcfair.patterns.executors import map_chunks, resolve_n_jobs
 
     _check_level(0.5, draws)
-    posterior = posterior_of(model, data)
+    posterior = posterior_of(model, data, method, structure)
     t0 = time.perf_counter()
-    rows = posterior.sample_log_parameters(draws, check_random_state(random_state))
+    rng = check_random_state(random_state)
     options = {"favorable": favorable, "engine": engine, "time_limit": time_limit, **options}
     workers = 1 if executor is not None else resolve_n_jobs(n_jobs)
-    blocks = np.array_split(rows, min(draws, max(1, 4 * workers) if executor is None
-                                      else max(1, draws // 10)))
-    circuit = to_dict(posterior.circuit)
-    tasks = [(circuit, block, decision, sensitive, float(delta), options) for block in blocks]
+    parts = min(draws, max(1, 4 * workers) if executor is None else max(1, draws // 10))
+    if method == "bootstrap":  # each draw its own structure: the circuits travel
+        models = [to_dict(c) for c in posterior.circuits(draws, rng)]
+        tasks = [(block, None, decision, sensitive, float(delta), options)
+                 for block in np.array_split(np.array(models, dtype=object), parts)]
+    else:  # one structure: the parameter rows travel
+        rows = posterior.sample_log_parameters(draws, rng)
+        circuit = to_dict(posterior.circuit)
+        tasks = [(circuit, block, decision, sensitive, float(delta), options)
+                 for block in np.array_split(rows, parts)]
     totals = np.zeros(3, np.int64)
 
     def merge(_, counts):

@@ -124,6 +124,27 @@ def test_intervals_on_a_certificate_and_a_pattern_set():
     pd.testing.assert_frame_equal(frame, again)  # reproducible
 
 
+def test_the_bootstrap_relearns_the_structure():
+    df = _planted()
+    rng = np.random.default_rng(3)
+    weak = df.assign(a=rng.integers(0, 2, len(df)), b=rng.integers(0, 2, len(df)))
+    weak_post = posterior_of(learn_pc(weak, "d"), weak, method="bootstrap")
+    structures = {(tuple(c.var), tuple(c.edge_a)) for c in weak_post.circuits(20, 0)}
+    assert len(structures) > 1  # independent features: the Chow-Liu tree changes
+    pc = learn_pc(df, "d")
+    cert = with_intervals(pcfair.certify(pc, "d", "s", 0.1), pc, data=df, method="bootstrap",
+                          draws=60, random_state=0)
+    lo, hi = cert.witness.interval["score"]
+    assert cert.witness.interval["method"] == "bootstrap" and lo < cert.witness.score < hi
+    fp = fairness_probability(pc, "d", "s", 0.6, draws=20, data=df, method="bootstrap",
+                              random_state=0)
+    assert fp.probability == 1.0
+    with pytest.raises(OptionError, match="training rows"):
+        posterior_of(pc, method="bootstrap")
+    with pytest.raises(OptionError, match="method must be"):
+        posterior_of(pc, method="jackknife")
+
+
 def test_the_pareto_plot_draws_error_bars():
     import matplotlib
 
