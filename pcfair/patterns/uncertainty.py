@@ -11,6 +11,8 @@ training counts the model carries, or the training rows passed as ``data=``):
   that probability is at least ``credible``. The intervals are read from ``draws`` parameter
   draws (Monte-Carlo quantiles), so their ends carry Monte-Carlo error of order
   ``sqrt(q(1−q)/draws)`` in probability; the draws are reproducible (``random_state``).
+* :func:`significance_census` counts, per δ, the point model's patterns and how many of
+  them are significant;
 * :func:`fairness_probability` certifies every draw exactly (the fastest engine, a complete
   run each) and reports the share found δ-fair, with its Monte-Carlo standard error. A draw
   whose run is cut by ``time_limit`` is counted apart (``incomplete``), never as fair; the
@@ -40,7 +42,7 @@ from pcfair.inference.marginals import log_marginals
 from pcfair.inference.posterior import BootstrapPosterior, ParameterCounts, ParameterPosterior
 
 __all__ = ["FairnessProbability", "METHODS", "fairness_probability", "pattern_draws",
-           "posterior_of", "with_intervals"]
+           "posterior_of", "significance_census", "with_intervals"]
 
 DEFAULT_DRAWS = 200
 #: Where draws come from: the parameter posterior, or re-learning on resampled rows.
@@ -346,3 +348,77 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
                progress=False, desc="draws")
     return FairnessProbability(float(delta), int(draws), int(totals[0]), int(totals[1]),
                                int(totals[2]), time.perf_counter() - t0)
+
+
+def significance_census(model, decision, sensitive, deltas=(0.01, 0.05, 0.1), *,
+                        credible: float = 0.95, draws: int = DEFAULT_DRAWS, favorable=None,
+                        data=None, random_state=None, max_patterns: int = 50_000,
+                        **options):
+    """How many of the model's discrimination patterns are significant, per threshold.
+
+    For each δ: ``patterns``, the point model's patterns with ``|Δ| > δ`` (listed once, at the
+    smallest δ, by :func:`pcfair.find_patterns`); ``significant``, those among them whose
+    posterior probability of ``|Δ| > δ`` is at least ``credible`` (one set of ``draws``
+    parameter draws shared by all patterns and thresholds); and ``share``. Only the point
+    model's patterns are examined: a pattern with a point ``|Δ| ≤ δ`` whose posterior still
+    puts ``credible`` mass above δ is possible (the posterior is not centred on the point
+    estimate) but is not counted.
+
+    Parameters
+    ----------
+    model, decision, sensitive, favorable
+        As :func:`pcfair.certify`.
+    deltas : sequence of float
+    credible : float, default 0.95
+    draws : int, default 200
+    data : DataFrame or CSV path, optional
+        The training rows, for a model that carries no counts.
+    random_state : None, int or Generator
+    max_patterns : int, default 50,000
+        More patterns at the smallest δ is an :class:`~pcfair.errors.OptionError` (raise the
+        smallest δ, or the cap).
+    **options
+        Passed to :func:`pcfair.find_patterns` (``engine``, ``time_limit``, ``min_support``...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``delta``, ``patterns``, ``significant``, ``share``, ``complete`` (the listing
+        was complete).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.learn import learn_pc
+    >>> df = pd.DataFrame({"d": [1, 1, 0, 1, 0, 0] * 30, "s": [0, 0, 0, 1, 1, 1] * 30})
+    >>> census = significance_census(learn_pc(df, "d"), "d", "s", (0.1, 0.5), random_state=0)
+    >>> census[["delta", "patterns", "significant"]].values.tolist()
+    [[0.1, 2.0, 2.0], [0.5, 0.0, 0.0]]
+    """
+    import pandas as pd
+
+    from pcfair.patterns.api import find_patterns
+
+    _check_level(credible, draws)
+    deltas = sorted(float(d) for d in deltas)
+    if not deltas:
+        raise OptionError("deltas names no threshold")
+    listed = find_patterns(model, decision, sensitive, deltas[0], favorable=favorable,
+                           **options)
+    if len(listed.patterns) > max_patterns:
+        raise OptionError(f"{len(listed.patterns):,} patterns at δ = {deltas[0]}: more than "
+                          f"max_patterns={max_patterns:,}; raise the smallest δ or the cap")
+    posterior = posterior_of(model, data)
+    scores, _ = (pattern_draws(posterior, listed.decision, listed.favorable, listed.patterns,
+                               draws, random_state) if listed.patterns else
+                 (np.empty((draws, 0)), None))
+    point = np.array([p.abs_score for p in listed.patterns])
+    rows = []
+    for d in deltas:
+        above = point > d + 1e-12
+        with np.errstate(invalid="ignore"):
+            exceeds = np.nanmean(np.abs(scores[:, above]) > d + 1e-12, axis=0)
+        n, sig = int(above.sum()), int(np.sum(exceeds >= credible))
+        rows.append({"delta": d, "patterns": float(n), "significant": float(sig),
+                     "share": sig / n if n else float("nan"), "complete": listed.complete})
+    return pd.DataFrame(rows)

@@ -22,6 +22,7 @@ from pcfair.patterns.uncertainty import (
     fairness_probability,
     pattern_draws,
     posterior_of,
+    significance_census,
     with_intervals,
 )
 
@@ -143,6 +144,20 @@ def test_the_bootstrap_relearns_the_structure():
         posterior_of(pc, method="bootstrap")
     with pytest.raises(OptionError, match="method must be"):
         posterior_of(pc, method="jackknife")
+
+
+def test_the_significance_census_agrees_with_the_intervals():
+    pc = learn_pc(_planted(), "d")
+    census = significance_census(pc, "d", "s", (0.02, 0.1), credible=0.9, draws=100,
+                                 random_state=4)
+    for delta in (0.02, 0.1):
+        listed = pcfair.find_patterns(pc, "d", "s", delta)
+        flagged = with_intervals(listed, pc, credible=0.9, draws=100, random_state=4)
+        row = census[census["delta"] == delta].iloc[0]
+        assert row["patterns"] == listed.count
+        assert row["significant"] == sum(p.interval["significant"] for p in flagged.patterns)
+    with pytest.raises(OptionError, match="max_patterns"):
+        significance_census(pc, "d", "s", (0.0,), max_patterns=1)
 
 
 def test_the_pareto_plot_draws_error_bars():
