@@ -22,6 +22,12 @@ are pooled: the posterior is then that of the circuit as given, whose tied node 
 parameter, drawn once for all its contexts. It differs from the posterior of the untied model
 only where the learner's tables happened to coincide.
 
+A model fitted under constraints (:func:`pcfair.learn.fair.learn_fair_pc`) keeps the counts
+of its data: its posterior is that of the *unconstrained* parameters given the data, centred on
+the maximum-likelihood model of its structure, not on the constrained model. Its draws say how
+sure the data are about the unconstrained model's patterns; the constrained model's certificate
+is a statement about that one model.
+
 What this covers and what it does not: the uncertainty of the parameters *given the structure*
 (the Chow-Liu tree, Strudel's splits, the bins are taken as fixed). Structure uncertainty needs
 re-learning on resampled rows: :class:`BootstrapPosterior` (``method="bootstrap"`` in
