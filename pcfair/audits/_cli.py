@@ -215,7 +215,7 @@ def _circuit_model(args: argparse.Namespace) -> Model:
             raise OptionError(f"name the favourable value of {args.outcome!r} with --favorable: "
                               f"its values are {list(domain)}, not 0 and 1")
         favorable = domain[code]
-    return as_model(circuit, outcome=args.outcome, favorable=favorable)
+    return as_model(circuit, outcome=args.outcome, favorable=favorable, unknown=args.unknown)
 
 
 def load_model(args: argparse.Namespace) -> Model:

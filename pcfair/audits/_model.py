@@ -138,10 +138,14 @@ class Model:
         return f"Model({self.name}, P({self.outcome} = {self.favorable!r} | row))"
 
 
-def _circuit_proba(circuit, target: str, favorable: Any) -> Callable[[pd.DataFrame], np.ndarray]:
+def _circuit_proba(circuit, target: str, favorable: Any, unknown: str = "error"
+                   ) -> Callable[[pd.DataFrame], np.ndarray]:
     """``P(target = favorable | row)`` by exact inference: log P(target = k, row) for every k,
-    normalised over k, so that a row with P(row) = 0 is reported rather than divided by."""
+    normalised over k, so that a row with P(row) = 0 is reported rather than divided by. Rows
+    are read by the circuit's recipe, if it has one (raw values binned and trimmed; a value it
+    never saw is an error or, with ``unknown="missing"``, unobserved)."""
     from pcfair.inference.marginals import log_marginals
+    from pcfair.learn.recipe import model_frame
 
     names = [str(n) for n in circuit.names]
     if target not in names:
@@ -157,6 +161,8 @@ def _circuit_proba(circuit, target: str, favorable: Any) -> Callable[[pd.DataFra
     def proba(batch: pd.DataFrame) -> np.ndarray:
         if not isinstance(batch, pd.DataFrame):
             raise DataError(f"a circuit predicts on a DataFrame, got {type(batch).__name__}")
+        if circuit.recipe is not None:  # a sampler's new inputs too
+            batch = model_frame(circuit, batch, unknown)
         cols = [c for c in batch.columns if c in names and c != target]
         ev = circuit.evidence_matrix(batch[cols].reset_index(drop=True)) if cols else \
             np.full((len(batch), len(names)), -1, dtype=np.int32)
@@ -174,7 +180,7 @@ def _circuit_proba(circuit, target: str, favorable: Any) -> Callable[[pd.DataFra
 
 
 def as_model(model: Any = None, *, prediction: str | None = None, outcome: str | None = None,
-             favorable: Any = 1) -> Model:
+             favorable: Any = 1, unknown: str = "error") -> Model:
     """Turn ``model=`` (or ``prediction=``) into a :class:`Model` (see the module docstring).
 
     Parameters
@@ -187,6 +193,9 @@ def as_model(model: Any = None, *, prediction: str | None = None, outcome: str |
         The variable the model predicts; required for a circuit (its decision variable).
     favorable : object, default 1
         The favourable value of the outcome.
+    unknown : {"error", "missing"}, default "error"
+        For a circuit with a recipe (:mod:`pcfair.learn.recipe`): what a value it never saw
+        means in the rows it predicts on.
 
     Returns
     -------
@@ -238,7 +247,8 @@ def as_model(model: Any = None, *, prediction: str | None = None, outcome: str |
         if outcome is None:
             raise OptionError("a circuit model needs outcome=, the decision variable it predicts")
         inputs = tuple(str(n) for n in model.names if str(n) != outcome)
-        return Model("circuit", _circuit_proba(model, outcome, favorable), outcome=outcome,
+        return Model("circuit", _circuit_proba(model, outcome, favorable, unknown),
+                     outcome=outcome,
                      favorable=favorable, circuit=model, inputs=inputs, name="circuit")
     if hasattr(model, "predict_proba"):
         return _estimator(model, outcome, favorable)

@@ -196,3 +196,17 @@ def test_a_bad_recipe_in_a_model_file_is_a_format_error(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(data))
     with pytest.raises(FormatError, match="non-decreasing"):
         pcfair.load(tmp_path / "bad.json")
+
+
+def test_an_audited_circuit_reads_raw_rows_by_its_recipe():
+    from pcfair.audits import as_model
+
+    pc = _model()
+    raw = pd.DataFrame({"age": [25, 64], "sex": [" Female", "Male "], "hours": [40, 40]})
+    proba = as_model(pc, outcome="income", favorable=">50K").proba(raw)
+    assert proba.shape == (2,) and np.all((0 < proba) & (proba < 1))
+    odd = raw.assign(hours=[40, 12345])  # a category the model never saw
+    with pytest.raises(DataError, match="column 'hours' has value 12345"):
+        as_model(pc, outcome="income", favorable=">50K").proba(odd)
+    missing = as_model(pc, outcome="income", favorable=">50K", unknown="missing").proba(odd)
+    assert missing[0] == pytest.approx(proba[0])
