@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from pcfair.circuit.properties import PropertyReport
     from pcfair.circuit.vtree import Vtree
-    from pcfair.inference.posterior import ParameterCounts
+    from pcfair.circuit.counts import ParameterCounts
     from pcfair.learn.recipe import Recipe
 
 INDICATOR = 0
@@ -80,7 +80,7 @@ class Circuit:
     #: How raw tables become this circuit's values (a :class:`pcfair.learn.recipe.Recipe`), for a
     #: circuit learned from one; kept by :meth:`with_vtree` and :meth:`with_parameters`.
     recipe: "Recipe | None" = field(default=None, compare=False)
-    #: Training rows through each parameter (a :class:`pcfair.inference.posterior.ParameterCounts`),
+    #: Training rows through each parameter (a :class:`pcfair.circuit.counts.ParameterCounts`),
     #: for a circuit learned from data: what its parameter posterior is drawn from. Kept by
     #: every ``with_*`` copy (the structure, hence the meaning of the counts, is the same).
     counts: "ParameterCounts | None" = field(default=None, compare=False)

@@ -10,8 +10,8 @@ is an independent ``Dirichlet(n_k + α/K)`` per node, whose mean ``(n_k + α/K) 
 exactly the estimate the learners return. Zero weights of the circuit stay zero (its support
 is fixed; a node whose entries have zero posterior mass keeps its weights).
 
-:class:`ParameterCounts` holds the flows, the pseudocount and the row count; the learners store
-them in the model (:attr:`pcfair.circuit.Circuit.counts`; the JSON format's ``counts`` key), and
+:class:`~pcfair.circuit.counts.ParameterCounts` holds the flows, the pseudocount and the row
+count; the learners store them in the model (:attr:`pcfair.circuit.Circuit.counts`; the JSON format's ``counts`` key), and
 :meth:`ParameterCounts.from_data` recomputes them from a table for models without them.
 :class:`ParameterPosterior` draws parameter sets, reproducibly, as circuits on the shared
 structure (only the parameter arrays differ, so compiled plans are reused).
@@ -36,87 +36,16 @@ re-learning on resampled rows: :class:`BootstrapPosterior` (``method="bootstrap"
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
 
 from pcfair._random import check_random_state
 from pcfair.circuit.circuit import CATEGORICAL, SUM, Circuit
-from pcfair.errors import FormatError, OptionError, StructureError
+from pcfair.circuit.counts import ParameterCounts
+from pcfair.errors import OptionError, StructureError
 
-__all__ = ["BootstrapPosterior", "ParameterCounts", "ParameterPosterior"]
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ParameterCounts:
-    """Training rows through every sum element (``elements``, one per entry of
-    ``Circuit.edge_logw``; product links hold 0) and every categorical-leaf value (``leaves``,
-    one per entry of ``Circuit.params``), with the pseudocount ``α`` and the number of rows.
-
-    Examples
-    --------
-    >>> from pcfair.circuit import CircuitBuilder
-    >>> b = CircuitBuilder({"x": [0, 1]})
-    >>> pc = b.build(b.categorical("x", [0.5, 0.5]))
-    >>> c = ParameterCounts.from_data(pc, np.array([[1], [1], [0]]), pseudocount=1.0)
-    >>> c.leaves.tolist(), c.rows
-    ([1.0, 2.0], 3)
-    """
-
-    elements: np.ndarray
-    leaves: np.ndarray
-    pseudocount: float
-    rows: int
-
-    @classmethod
-    def from_data(cls, circuit: Circuit, codes: np.ndarray, pseudocount: float = 1.0
-                  ) -> "ParameterCounts":
-        """The flows of complete rows ``codes`` (integer codes, rows × variables)."""
-        from pcfair.learn.parameters import data_flows
-
-        codes = np.asarray(codes)
-        if codes.ndim != 2 or codes.shape[1] != circuit.num_variables or (codes < 0).any():
-            raise OptionError("counts need complete rows of codes, one column per variable")
-        elem, leaf, _ = data_flows(circuit, codes)
-        return cls(elem, leaf, float(pseudocount), int(len(codes)))
-
-    def check(self, circuit: Circuit, where: str = "<counts>") -> None:
-        """Raise :class:`FormatError` unless the arrays fit ``circuit`` and hold finite,
-        non-negative numbers."""
-        for name, arr, n in (("elements", self.elements, len(circuit.edge_logw)),
-                             ("leaves", self.leaves, len(circuit.params))):
-            a = np.asarray(arr)
-            if a.shape != (n,) or not np.all(np.isfinite(a)) or (a < 0).any():
-                raise FormatError(f"counts {name!r} must be {n} finite non-negative numbers",
-                                  where)
-        if not (np.isfinite(self.pseudocount) and self.pseudocount >= 0):
-            raise FormatError("counts 'pseudocount' must be a non-negative number", where)
-        if self.rows < 0:
-            raise FormatError("counts 'rows' must be non-negative", where)
-
-    def to_dict(self) -> dict:
-        """The JSON-ready dictionary (the model file's ``counts`` key)."""
-        return {"elements": [float(x) for x in self.elements],
-                "leaves": [float(x) for x in self.leaves],
-                "pseudocount": float(self.pseudocount), "rows": int(self.rows)}
-
-    @classmethod
-    def from_dict(cls, data, circuit: Circuit, where: str = "<dict>") -> "ParameterCounts":
-        """Rebuild from :meth:`to_dict` output, checked against ``circuit``."""
-        if not isinstance(data, dict) or set(data) != {"elements", "leaves", "pseudocount",
-                                                       "rows"}:
-            raise FormatError("'counts' must be {elements, leaves, pseudocount, rows}", where)
-        try:
-            out = cls(np.array(data["elements"], dtype=float),
-                      np.array(data["leaves"], dtype=float),
-                      float(data["pseudocount"]), data["rows"])
-        except (TypeError, ValueError):
-            raise FormatError("'counts' holds something that is not a number", where) from None
-        if type(out.rows) is not int:
-            raise FormatError("counts 'rows' must be an integer", where)
-        out.check(circuit, where)
-        return out
+__all__ = ["BootstrapPosterior", "ParameterCounts", "ParameterPosterior"]  # counts: re-exported
 
 
 class ParameterPosterior:

@@ -29,11 +29,11 @@ import pandas as pd
 from pcfair.circuit.builder import CircuitBuilder
 from pcfair._random import check_random_state
 from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.counts import ParameterCounts
 from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import DataError, OptionError
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
-from pcfair.inference.posterior import ParameterCounts
 from pcfair.learn.data import encode_frame, prepare_frame
 from pcfair.learn.recipe import Recipe
 

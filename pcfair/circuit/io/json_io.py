@@ -185,7 +185,7 @@ def from_dict(data: dict, path: str = "<dict>", vtree: Vtree | None = None) -> C
             raise FormatError(f"the recipe bins {unknown}, which are not variables", path)
         c = c.with_recipe(recipe)
     if data.get("counts") is not None:
-        from pcfair.inference.posterior import ParameterCounts  # the training flows
+        from pcfair.circuit.counts import ParameterCounts  # the training flows
 
         c = c.with_counts(ParameterCounts.from_dict(data["counts"], c, path))
     return c
