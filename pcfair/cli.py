@@ -313,8 +313,13 @@ def _cmd_learn(args) -> int:
               file=sys.stderr)
     values = sorted(pd.unique(df[args.decision].dropna()), key=str)
     if recipe.favorable is None and implicit_favorable(values) is None:
-        raise OptionError(f"name the favourable value of the decision {args.decision!r} with "
-                          f"--favorable: its values are {[str(v) for v in values]}, not 0 and 1")
+        shown = [str(v) for v in values]
+        if args.fair:  # fair learning needs it now; plain learning only records it
+            raise OptionError(f"name the favourable value of the decision {args.decision!r} "
+                              f"with --favorable: its values are {shown}, not 0 and 1")
+        print(f"pcfair: the decision {args.decision!r} has the values {shown}, not 0 and 1: "
+              "later commands will ask for --favorable (give it here, and the model records "
+              "it)", file=sys.stderr)
     if args.fair:
         missing = [c for c in _sensitive(args) if c not in df.columns]
         if missing:
@@ -402,8 +407,8 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--decision", required=True, help="the decision column")
     p.add_argument("--favorable", default=None,
                    help="the favourable decision value, recorded in the model so that later "
-                        "commands need not name it (required unless the decision's values "
-                        "are 0 and 1)")
+                        "commands need not name it (with --fair: required unless the "
+                        "decision's values are 0 and 1)")
     p.add_argument("--keep-spaces", action="store_true",
                    help="keep surrounding spaces in names and values (by default they are "
                         "trimmed, and the model file records it)")

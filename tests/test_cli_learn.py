@@ -193,9 +193,12 @@ def test_a_headerless_file_is_named_by_columns(headerless_csv, tmp_path, capsys)
     assert "--no-header needs --columns" in capsys.readouterr().err
     assert main([*base, "--columns", "sex,job,income"]) == EXIT_BAD_INPUT
     assert "has 4 columns, but 3 names" in capsys.readouterr().err
-    assert main([*base, "--columns", "sex,job,gain,income"]) == EXIT_BAD_INPUT
-    assert "name the favourable value of the decision 'income' with --favorable" in \
-        capsys.readouterr().err  # a string decision: never guessed
+    assert main([*base, "--columns", "sex,job,gain,income"]) == EXIT_OK
+    assert "later commands will ask for --favorable" in capsys.readouterr().err  # never guessed
+    assert pcfair.load(out).recipe.favorable is None
+    assert main([*base, "--columns", "sex,job,gain,income", "--fair", "--sensitive", "sex",
+                 "--delta", "0.1"]) == EXIT_BAD_INPUT  # fair learning needs it
+    assert "name the favourable value of the decision 'income'" in capsys.readouterr().err
     assert main([*base, "--columns", "sex,job,gain,income", "--favorable", ">50K"]) == EXIT_OK
     err = capsys.readouterr().err
     assert "column 'gain' dropped (constant: 0 in every row" in err  # dropped, and said so
