@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -143,8 +144,9 @@ def pattern_draws(posterior: ParameterPosterior | BootstrapPosterior, decision, 
 
 def _quantiles(a: np.ndarray, credible: float) -> tuple[np.ndarray, np.ndarray]:
     tail = (1 - credible) / 2
-    with np.errstate(all="ignore"):
-        lo, hi = np.nanquantile(a, [tail, 1 - tail], axis=0) if a.size else (a[0], a[0])
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a pattern undefined in every draw: NaN
+        lo, hi = np.nanquantile(a, [tail, 1 - tail], axis=0)
     return lo, hi
 
 
