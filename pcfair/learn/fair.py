@@ -34,6 +34,7 @@ Baselines (same data, same smoothing):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -426,7 +427,7 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         For the Strudel structure learner.
     favorable : value, optional
         The favourable decision value ``d``; needed unless the decision's values are 0 and 1
-        (then 1).
+        (then 1), or ``structure`` is a circuit whose recipe records it.
     engine : {"auto", "lattice", "search"}
         Certifier engine for the oracle and the final certificate.
     margin : float, optional
@@ -506,9 +507,12 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
                           solver_options, verbose, bar, t0)
     finally:
         bar.close()
-    recipe = Recipe(columns=columns, bins={c: tuple(map(float, e)) for c, e in edges.items()},
-                    decision=str(decision), favorable=res.certificate.favorable, rows=len(df))
-    res.circuit = res.circuit.with_recipe(recipe)
+    given = structure.recipe if isinstance(structure, Circuit) and not edges else None
+    recipe = (dataclasses.replace(given, decision=str(decision), rows=len(df),
+                                  favorable=res.certificate.favorable) if given is not None else
+              Recipe(columns=columns, bins={c: tuple(map(float, e)) for c, e in edges.items()},
+                     decision=str(decision), favorable=res.certificate.favorable, rows=len(df)))
+    res.circuit = res.circuit.with_recipe(recipe)  # a given circuit's recipe (its bins) is kept
     return res
 
 
@@ -532,6 +536,9 @@ def _iteration_line(row: dict) -> str:
 def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter, time_limit,
                 pseudocount, random_state, favorable, engine, margin, oracle_time_limit,
                 certify_time_limit, count_patterns, solver_options, verbose, bar, t0):
+    recipe = structure.recipe if isinstance(structure, Circuit) else None
+    if favorable is None and recipe is not None and recipe.decision == str(decision):
+        favorable = recipe.favorable  # a given model's recorded value (None if it has none)
     if favorable is None:  # the value 1 where the decision's values say 0 and 1
         labels = list(pd.unique(df[decision].dropna()))
         code = implicit_favorable(labels)

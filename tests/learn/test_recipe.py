@@ -210,3 +210,13 @@ def test_an_audited_circuit_reads_raw_rows_by_its_recipe():
         as_model(pc, outcome="income", favorable=">50K").proba(odd)
     missing = as_model(pc, outcome="income", favorable=">50K", unknown="missing").proba(odd)
     assert missing[0] == pytest.approx(proba[0])
+
+
+def test_fair_learning_keeps_a_given_structures_recipe():
+    from pcfair.learn.fair import learn_fair_pc
+
+    pc = _model()  # its recipe bins age
+    frame = model_frame(pc, _raw())[list(pc.variables.names)]
+    res = learn_fair_pc(frame, "income", ["sex"], 0.3, structure=pc, max_iter=2)
+    assert res.circuit.recipe.bins == pc.recipe.bins
+    assert res.circuit.recipe.favorable == ">50K" and res.circuit.recipe.rows == 400
