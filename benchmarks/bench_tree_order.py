@@ -1,10 +1,13 @@
-"""Issue 25: the compiled tree search with the tree order against the influence order.
+"""Issue 25: the compiled tree search, two variants in the same run.
 
-Both orders walk the same lattice with the same bound (:class:`pcfair.patterns.bounds.TreeBound`)
-and give the same answers; only the pruning differs. Each task runs the compiled search
+``--compare orders`` (the default): the tree order against the influence order. Both walk the
+same lattice with the same bound (:class:`pcfair.patterns.bounds.TreeBound`) and give the same
+answers; only the pruning differs. ``--compare rules``: the tree order with the box's mixture
+rules H and M (the default) against the box without them (``TreeBound.rules = 0``, the bound
+before they were added). Each task runs the compiled search
 (:func:`pcfair.patterns.tree_search.tree_search`, one process) with the variable order of
 :func:`pcfair.patterns.search_types.search_order` ``"tree"`` (the default ``"auto"`` on these
-models) and ``"influence"`` (the default before), each with ``--limit`` seconds, in the same
+models) or ``"influence"`` (the default before), each with ``--limit`` seconds, in the same
 run, and prints seconds, nodes, complete or not, and the answer. Models:
 
 - **raw German CLT**: UCI ``german.data`` through :func:`pcfair.datasets.fetch_german` (the 20
@@ -24,7 +27,7 @@ run, and prints seconds, nodes, complete or not, and the answer. Models:
 Usage::
 
     python benchmarks/bench_tree_order.py [--limit 120] [--only german,adult,binary,scaling]
-                                          [--supports 0.001,0]
+                                          [--supports 0.001,0] [--compare orders|rules]
 """
 
 from __future__ import annotations
@@ -43,11 +46,17 @@ os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 import pcfair  # noqa: E402
 from bench_engines import _raw_adult as raw_adult  # noqa: E402  (the same model)
 from pcfair.learn.data import prepare_frame  # noqa: E402
+from pcfair.patterns._bound_kernels import RULES_ALL  # noqa: E402
 from pcfair.patterns.bounds import TreeBound  # noqa: E402
 from pcfair.patterns.search_types import search_order  # noqa: E402
 from pcfair.patterns.tree_search import tree_search  # noqa: E402
 
-ORDERS = ("tree", "influence")
+#: variant name → (variable order, the box's rules)
+VARIANTS = {"tree": ("tree", RULES_ALL), "influence": ("influence", RULES_ALL),
+            "box without H, M": ("tree", 0)}
+#: the two variants each task runs, by ``--compare``
+PAIRS = {"orders": ("tree", "influence"), "rules": ("tree", "box without H, M")}
+PAIR = PAIRS["orders"]
 
 
 def raw_german():
@@ -98,11 +107,15 @@ class Task:
         self.sens = [names.index(s) for s in sensitive]
         self.tb = TreeBound.from_circuit(pc, self.d, self.fav)
         assert self.tb is not None, "not a tree model"
-        self.orders = {o: search_order(pc, self.d, self.fav, self.sens, o) for o in ORDERS}
+        self.orders = {o: search_order(pc, self.d, self.fav, self.sens, o)
+                       for o in ("tree", "influence")}
 
-    def run(self, order, delta, mode, k=1, min_support=0.0, limit=120.0):
+    def run(self, variant, delta, mode, k=1, min_support=0.0, limit=120.0):
+        order, rules = VARIANTS[variant]
+        tb = self.tb.fresh()
+        tb.rules = rules
         t = time.perf_counter()
-        res = tree_search(self.tb.fresh(), self.sens, delta, self.orders[order], mode=mode,
+        res = tree_search(tb, self.sens, delta, self.orders[order], mode=mode,
                           k=k, time_limit=limit, min_support=min_support)
         return res, time.perf_counter() - t
 
@@ -120,16 +133,16 @@ def fmt(res, seconds, mode) -> str:
 
 def compare(label, task, delta, mode, k=1, min_support=0.0, limit=120.0):
     out = {}
-    for order in ORDERS:
-        res, sec = task.run(order, delta, mode, k, min_support, limit)
-        out[order] = (res, sec)
-        print(f"| {label} | {order} | {fmt(res, sec, mode)} |", flush=True)
-    (a, ta), (b, tb) = out["tree"], out["influence"]
+    for variant in PAIR:
+        res, sec = task.run(variant, delta, mode, k, min_support, limit)
+        out[variant] = (res, sec)
+        print(f"| {label} | {variant} | {fmt(res, sec, mode)} |", flush=True)
+    (a, ta), (b, tb) = out[PAIR[0]], out[PAIR[1]]
     if a.complete:
-        print(f"|   | ratio | influence/tree: {tb / ta:.1f}x seconds"
-              f"{'' if b.complete else ' (at least: influence incomplete)'}, "
+        print(f"|   | ratio | {PAIR[1]}/{PAIR[0]}: {tb / ta:.1f}x seconds"
+              f"{'' if b.complete else ' (at least: incomplete)'}, "
               f"{b.nodes / max(a.nodes, 1):.1f}x nodes |", flush=True)
-    return out["tree"][0]
+    return out[PAIR[0]][0]
 
 
 def german(limit, supports=(0.001, 0.0)):
@@ -181,11 +194,16 @@ def main() -> None:
     ap.add_argument("--only", default="german,adult,binary,scaling")
     ap.add_argument("--supports", default="0.001,0",
                     help="the raw German tasks' min_support values (comma-separated)")
+    ap.add_argument("--compare", choices=sorted(PAIRS), default="orders",
+                    help="orders: tree against influence; rules: the box with and without "
+                         "its mixture rules H and M")
     args = ap.parse_args()
+    global PAIR
+    PAIR = PAIRS[args.compare]
     supports = tuple(float(v) for v in args.supports.split(","))
     warm = Task(synthetic(8, 200), "D", ["s0"], 1)  # compile / load the kernels
     warm.run("tree", 0.0, "topk", 1)
-    print("| task | order | result |\n|---|---|---|")
+    print("| task | variant | result |\n|---|---|---|")
     for part in args.only.split(","):
         if part == "german":
             german(args.limit, supports)

@@ -32,6 +32,12 @@ IN_X = 4
 NEG = -np.inf
 POS = np.inf
 
+#: The box's sharper mixture rules (:class:`~pcfair.patterns.bounds.TreeBound`, rules H and M),
+#: as bits of ``rules``; ``0`` gives the box without them (kept to measure what they prune).
+RULE_H = 1
+RULE_M = 2
+RULES_ALL = RULE_H | RULE_M
+
 
 @njit(cache=True, inline="always")
 def _lo(a: float) -> float:
@@ -67,55 +73,161 @@ def _logaddexp(a: float, b: float) -> float:
 
 
 @njit(cache=True)
-def _posterior(v, j, k0, lt, st, val, card, toff, ch_ptr, ch_idx, flags, base):
+def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr) -> None:
+    """``rr[q, k, k0] = (lo, hi)``: log bounds on ``Π_c m(c, k) / m(c, k0)``, the product
+    over ``v``'s children of the ratio of their ``A``-evidence messages at two values of
+    ``v``, under the tables ``lt`` of one decision value (``q``: 0 for ``d``, 1 for ``¬d``).
+    Each child's ratio ``m(c, k) / m(c, k0) = Σ_l θ(l|k) R_l / Σ_l θ(l|k0) R_l`` lies, by the
+    mediant inequality, within ``[min_l, max_l] θ(l|k) / θ(l|k0)`` over the ``l`` in either
+    sum (a ratio ``0`` where ``θ(l|k) = 0 < θ(l|k0)``, which an earlier version left out,
+    claiming too high a least ratio; +inf where ``θ(l|k0) = 0 < θ(l|k)``; exactly
+    ``θ(l|k)/θ(l|k0)`` for a child observed with ``l``; 1 for a child whose subtree holds no
+    evidence). The bounds do not depend on ``v``'s parent value, so one table serves every
+    parent value; ``rr[q, k, k0, 2:4]`` holds their exponentials."""
+    kv = card[v]
+    for k in range(kv):
+        for k0 in range(kv):
+            r_max = 0.0
+            r_min = 0.0
+            for e in range(ch_ptr[v], ch_ptr[v + 1]):
+                c = ch_idx[e]
+                if not flags[c, 2]:
+                    continue
+                kc = card[c]
+                o1 = toff[c] + k * kc
+                o0 = toff[c] + k0 * kc
+                if st[c] == IN_Y:
+                    r = lt[o1 + val[c]] - lt[o0 + val[c]]
+                    r_max = _hi(r_max + r)
+                    r_min = _lo(r_min + r)
+                    continue
+                cmax = NEG
+                cmin = POS
+                for l in range(kc):
+                    if lt[o1 + l] == NEG and lt[o0 + l] == NEG:
+                        continue  # in neither sum
+                    r = lt[o1 + l] - lt[o0 + l]  # −inf where θ(l | k) = 0 < θ(l | k0)
+                    cmax = max(cmax, r)
+                    cmin = min(cmin, r)
+                if cmax == NEG:  # every ratio 0 (or no value at all)
+                    cmin = NEG
+                r_max = _hi(r_max + cmax)
+                r_min = _lo(r_min + cmin)
+            rr[q, k, k0, 0] = r_min
+            rr[q, k, k0, 1] = r_max
+            rr[q, k, k0, 2] = math.exp(r_min)
+            rr[q, k, k0, 3] = math.exp(r_max)
+
+
+@njit(cache=True)
+def _posterior(k0, lt, th, base, kv, rr, q):
     """``(lo, hi)``: log bounds on ``P_δ(v = k0 | A-evidence below v, pa = j)`` under the
-    tables ``lt`` of one decision value ``δ``. The posterior is ``θ(k0) M_k0 / Σ_k θ(k) M_k``
-    with ``M_k`` the product of the children's messages; each child's ratio
-    ``m(c, k) / m(c, k0) = Σ_l θ(l|k) R_l / Σ_l θ(l|k0) R_l`` lies, by the mediant inequality,
-    within ``[min_l, max_l] θ(l|k) / θ(l|k0)`` (exactly ``θ(l|k)/θ(l|k0)`` for a child
-    observed with ``l``; 1 for a child whose subtree holds no evidence)."""
-    lo_den = NEG
-    hi_den = NEG
-    for k in range(card[v]):
+    tables ``lt`` (logs) and ``th`` (linear) of one decision value (``base`` the row of
+    ``θ(· | j)``). The posterior is
+    ``θ(k0) M_k0 / Σ_k θ(k) M_k`` with ``M_k`` the product of the children's messages, and
+    ``M_k / M_k0`` lies within :func:`_child_ratios`' bounds ``rr[q, k, k0, 0:2]`` (their
+    exponentials in ``rr[q, k, k0, 2:4]``). The denominators are summed in linear space, and
+    again in log space where a linear sum leaves the normal range (below ``1e-290``, where
+    rounding is no longer relative, or infinite)."""
+    num = lt[base + k0]
+    den_lo = 0.0  # Σ_k θ(k) e^{r_max}: the largest denominator, for the lower bound
+    den_hi = 0.0
+    for k in range(kv):
         if lt[base + k] == NEG:
             continue
-        r_max = 0.0
-        r_min = 0.0
-        for e in range(ch_ptr[v], ch_ptr[v + 1]):
-            c = ch_idx[e]
-            if not flags[c, 2]:
-                continue
-            kc = card[c]
-            o1 = toff[c] + k * kc
-            o0 = toff[c] + k0 * kc
-            if st[c] == IN_Y:
-                q = lt[o1 + val[c]] - lt[o0 + val[c]]
-                r_max = _hi(r_max + q)
-                r_min = _lo(r_min + q)
-                continue
-            cmax = NEG
-            cmin = POS
-            for l in range(kc):
-                if lt[o1 + l] == NEG:
-                    continue
-                q = lt[o1 + l] - lt[o0 + l]
-                cmax = max(cmax, q)
-                cmin = min(cmin, q)
-            if cmax == NEG:  # θ(· | k) has no mass: cannot happen for a distribution
-                cmin = NEG
-            r_max = _hi(r_max + cmax)
-            r_min = _lo(r_min + cmin)
-        lo_den = _logaddexp(lo_den, _hi(lt[base + k] + r_max))
-        hi_den = _logaddexp(hi_den, _lo(lt[base + k] + r_min))
-    num = lt[base + k0]
+        t = th[base + k]
+        den_lo += t * rr[q, k, k0, 3]
+        den_hi += t * rr[q, k, k0, 2]
+    if 1e-290 < den_lo < POS and 1e-290 < den_hi < POS:
+        lo = _lo(num - math.log(den_lo))
+        hi = min(0.0, _hi(num - math.log(den_hi)))
+        return min(lo, hi), hi
+    lo_den = NEG
+    hi_den = NEG
+    for k in range(kv):
+        if lt[base + k] == NEG:
+            continue
+        lo_den = _logaddexp(lo_den, _hi(lt[base + k] + rr[q, k, k0, 1]))
+        hi_den = _logaddexp(hi_den, _lo(lt[base + k] + rr[q, k, k0, 0]))
     lo = _lo(num - lo_den)
     hi = min(0.0, _hi(num - hi_den))
     return min(lo, hi), hi
 
 
 @njit(cache=True)
-def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
-             box, imp, lm, flags, out, dirty) -> None:
+def _weighted_extreme(m, n, cc, wl, upper) -> float:
+    """``max`` (``upper``) or ``min`` of ``Σ_k w_k c_k`` over the weights ``w`` with
+    ``lo_k ≤ w_k ≤ hi_k`` and ``Σ_k w_k = 1`` (``k < n``; ``c``, ``lo``, ``hi`` the columns
+    ``cc``, ``wl``, ``wl + 1`` of ``m``; column 9 is scratch): a linear programme over the
+    simplex cut by a box, solved greedily (start at ``lo``, give the remaining mass to the
+    largest ``c`` first, for ``max``; smallest first, for ``min``: an exchange argument shows
+    no feasible ``w`` does better). Where rounding or loose ends leave the set empty
+    (``Σ lo > 1`` or ``Σ hi < 1``) the answer is the plain simplex's, ``max_k c_k`` (``min``),
+    which bounds every weighted mean as well. Sums within ``1e-9`` of one count as one (the
+    ends come from logs and exponentials); the caller widens the result for that rounding."""
+    ext = -np.inf if upper else np.inf
+    tot_lo = 0.0
+    tot_hi = 0.0
+    acc = 0.0
+    for k in range(n):
+        ext = max(ext, m[k, cc]) if upper else min(ext, m[k, cc])
+        tot_lo += m[k, wl]
+        tot_hi += m[k, wl + 1]
+        acc += m[k, wl] * m[k, cc]
+        m[k, 9] = 0.0
+    if tot_lo > 1.0 + 1e-9 or tot_hi < 1.0 - 1e-9:
+        return ext
+    rest = max(1.0 - tot_lo, 0.0)
+    for _ in range(n):  # the next value by c (a selection: n is a variable's arity)
+        best = -1
+        for k in range(n):
+            if m[k, 9] == 0.0 and (best < 0 or (m[k, cc] > m[best, cc] if upper
+                                                else m[k, cc] < m[best, cc])):
+                best = k
+        m[best, 9] = 1.0
+        add = min(m[best, wl + 1] - m[best, wl], rest)
+        if add > 0.0:
+            acc += add * m[best, cc]
+            rest -= add
+        if rest <= 0.0:
+            break
+    return min(acc, ext) if upper else max(acc, ext)
+
+
+@njit(cache=True)
+def _log_weighted(mix, n, col, wlo, upper) -> float:
+    """The log of :func:`_weighted_extreme` of ``exp(mix[:, col])`` with weights bounded by
+    ``mix[:, wlo]``, ``mix[:, wlo + 1]``: the values are shifted by their largest log (so they
+    lie in ``[0, 1]``, in column 8), the shift added back in log space."""
+    top = NEG
+    for k in range(n):
+        top = max(top, mix[k, col])
+    if top == NEG or top == POS:
+        return top
+    for k in range(n):
+        mix[k, 8] = math.exp(mix[k, col] - top)
+    val = _weighted_extreme(mix, n, 8, wlo, upper)
+    return (math.log(val) if val > 0.0 else NEG) + top
+
+
+@njit(cache=True)
+def _mixture_difference(mix, n):
+    """Bounds of ``D = log Σ_k α_k U_k − log Σ_k β_k W_k`` (rule M of
+    :class:`~pcfair.patterns.bounds.TreeBound`) from the rows ``mix[k, :8] = [α_lo, α_hi,
+    β_lo, β_hi, log U_lo, log U_hi, log W_lo, log W_hi]`` of the ``n`` values in the mixture
+    (columns 8 and 9 are scratch): the least numerator over the greatest denominator and the
+    greatest over the least, each by :func:`_log_weighted`; the ends are widened by ``1e-12``
+    for the rounding of the weighted sums."""
+    num_hi = _log_weighted(mix, n, 5, 0, True)
+    num_lo = _log_weighted(mix, n, 4, 0, False)
+    den_hi = _log_weighted(mix, n, 7, 2, True)
+    den_lo = _log_weighted(mix, n, 6, 2, False)
+    return _lo(num_lo - den_hi) - 1e-12, _hi(num_hi - den_lo) + 1e-12
+
+
+@njit(cache=True)
+def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_idx, moff,
+             box, imp, lm, flags, out, dirty, rules, rr, mix) -> None:
     """Fill ``out = [A_lo, A_hi, B_lo, B_hi, D_lo, D_hi, impA, impB]`` for the forest's roots
     (the children of the decision), summed over the roots.
 
@@ -128,17 +240,26 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
     under ``¬d``) when the subtree has no undecided variable. ``flags[v]``: the subtree has no
     undecided variable; it holds a variable that is or can become part of ``x'``; its ``A``
     evidence can be non-empty; its ``B`` evidence can be. ``lt1``/``lt0``:
-    ``log θ_d(v = k | pa = j)`` at ``toff[v] + j * card[v] + k``.
+    ``log θ_d(v = k | pa = j)`` at ``toff[v] + j * card[v] + k``, ``th1``/``th0`` the same
+    in linear space.
+
+    ``rules``: the mixture rules to apply (bits :data:`RULE_H`, :data:`RULE_M`); ``rr`` and
+    ``mix``: their scratch (:meth:`TreeBound.scratch <pcfair.patterns.bounds.TreeBound.scratch>`).
 
     Incremental: a feature's entries depend only on the states in its subtree, so only the
     features marked in ``dirty`` (whose ``st``/``val`` changed since the arrays were last
-    filled; all of them the first time) and their ancestors are recomputed; ``dirty`` is
-    cleared on return.
+    filled; all of them the first time), their ancestors and their children are recomputed;
+    ``dirty`` is cleared on return. A feature whose parent is in ``y`` fills only the slot
+    of the parent's value: a parent in ``y`` reads its children's other slots into its
+    mixtures only, which its own cases never use (the other slots keep older values, and the
+    parent's change of state marks the children for recomputation).
     """
     nf = post.shape[0]
     for i in range(nf):
         v = post[i]
-        need = dirty[v]
+        pv = par[v]
+        # a changed parent state changes which of v's slots are read (below)
+        need = dirty[v] or (pv >= 0 and dirty[pv])
         for e in range(ch_ptr[v], ch_ptr[v + 1]):
             if dirty[ch_idx[e]]:
                 need = True
@@ -161,7 +282,13 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
         flags[v, 2] = kids_a or s == IN_Y or s == FREE or s == FREE_SENS
         flags[v, 3] = kids_b or s != EXCL
         kv = card[v]
-        for j in range(kp[v]):
+        ratios = False  # rr holds v's child ratios (computed at the first need)
+        j_lo = 0
+        j_hi = kp[v]
+        if pv >= 0 and st[pv] == IN_Y:  # the parent reads only the slot of its value
+            j_lo = val[pv]
+            j_hi = j_lo + 1
+        for j in range(j_lo, j_hi):
             m = moff[v] + j
             base = toff[v] + j * kv
             if st_ok:
@@ -215,6 +342,11 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
             # p_δ hulls of the cases, and of the mixture (v unobserved on both sides)
             p1_lo, p1_hi, p0_lo, p0_hi = POS, NEG, POS, NEG
             mp1_lo, mp1_hi, mp0_lo, mp0_hi = POS, NEG, POS, NEG
+            # D of the mixture (v unobserved on both sides) as the hull over k of the
+            # x-case expressions log α_k − log β_k + Σ_c D(c, k) (see TreeBound, rule M)
+            md_lo, md_hi = POS, NEG
+            mixed = xc and (s == EXCL or s == FREE or s == FREE_SENS) and rules != 0
+            nmix = 0
             for k in range(kv):
                 if lt1[base + k] == NEG and lt0[base + k] == NEG:
                     continue  # θ_d(k | j) = 0 for both d: no mass, in no mixture or case
@@ -259,6 +391,29 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
                 if not ib:
                     mxb_lo = min(mxb_lo, rb_lo)
                     mxb_hi = max(mxb_hi, rb_hi)
+                if mixed and not ia:
+                    if not ratios:
+                        _child_ratios(v, lt1, 0, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
+                        _child_ratios(v, lt0, 1, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
+                        ratios = True
+                    q1_lo, q1_hi = _posterior(k, lt1, th1, base, kv, rr, 0)
+                    q0_lo, q0_hi = _posterior(k, lt0, th0, base, kv, rr, 1)
+                    if not ib:
+                        md_lo = min(md_lo, _lo(_lo(q1_lo - q0_hi) + sd_lo))
+                        md_hi = max(md_hi, _hi(_hi(q1_hi - q0_lo) + sd_hi))
+                    mix[nmix, 0] = math.exp(q1_lo)
+                    mix[nmix, 1] = math.exp(q1_hi)
+                    mix[nmix, 2] = math.exp(q0_lo)
+                    mix[nmix, 3] = math.exp(q0_hi)
+                    if ib:  # U_k = W_k = 0 for every extension
+                        for q in range(4, 8):
+                            mix[nmix, q] = NEG
+                    else:
+                        mix[nmix, 4] = s1_lo
+                        mix[nmix, 5] = s1_hi
+                        mix[nmix, 6] = s0_lo
+                        mix[nmix, 7] = s0_hi
+                    nmix += 1
                 # v observed with value k in both evidences (v in y)
                 if (s == IN_Y and val[v] == k) or s == FREE or s == FREE_SENS:
                     if not ia:
@@ -323,10 +478,12 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
                         s0_hi = _hi(s0_hi + box[cm, 9])
                         ib = ib or imp[cm, 1]
                     # log P_δ(v = k | A below, j): bounds by the children's mediants
-                    q1_lo, q1_hi = _posterior(v, j, k, lt1, st, val, card, toff, ch_ptr,
-                                              ch_idx, flags, base)
-                    q0_lo, q0_hi = _posterior(v, j, k, lt0, st, val, card, toff, ch_ptr,
-                                              ch_idx, flags, base)
+                    if not ratios:
+                        _child_ratios(v, lt1, 0, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
+                        _child_ratios(v, lt0, 1, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
+                        ratios = True
+                    q1_lo, q1_hi = _posterior(k, lt1, th1, base, kv, rr, 0)
+                    q0_lo, q0_hi = _posterior(k, lt0, th0, base, kv, rr, 1)
                     if has_a:
                         p1_lo = min(p1_lo, _lo(q1_lo + s1_lo))
                         p1_hi = max(p1_hi, _hi(q1_hi + s1_hi))
@@ -365,6 +522,11 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
                         # D = log E_α[U] − log E_β[W] (U, W the children's e^{p_d}, e^{p_¬d})
                         lo, hi = _meet(_lo(mxb_lo - mxa_hi), _hi(mxb_hi - mxa_lo),
                                        _lo(mp1_lo - mp0_hi), _hi(mp1_hi - mp0_lo))
+                        if md_lo <= md_hi and rules & RULE_H:
+                            lo, hi = _meet(lo, hi, md_lo, md_hi)
+                        if nmix > 0 and rules & RULE_M:
+                            w_lo, w_hi = _mixture_difference(mix, nmix)
+                            lo, hi = _meet(lo, hi, w_lo, w_hi)
                         d_lo = min(d_lo, lo)
                         d_hi = max(d_hi, hi)
                     else:  # the same evidence on both sides: the same ratio

@@ -250,8 +250,18 @@ def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, 
     close_children(dd, m, fp[dd], a1, a0, cn, cur, c_role, c_val, c_score, c_p, c_div, c_la)
 
 
+@njit(cache=True, inline="always")
+def _prunes(ub, thr, mode, by_div, k, ctrl, hk, heap) -> bool:
+    """Whether the bound ``ub`` prunes a node by itself: at most the threshold, or (top-k by
+    discrimination, heap full) at most the heap's least score."""
+    ubr = ub * (1.0 + BOUND_RTOL) + 1e-300
+    if ubr <= thr:
+        return True
+    return mode == M_TOPK and not by_div and ctrl[C_HSIZE] >= k and ubr <= hk[heap[0]]
+
+
 @njit(cache=True, nogil=True)
-def run(model, positions, params, iparams, state, work, walk, top, found, budget):
+def run(model, positions, params, iparams, state, work, work2, walk, top, found, budget):
     """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
 
@@ -259,12 +269,16 @@ def run(model, positions, params, iparams, state, work, walk, top, found, budget
     toff, lt1, lt0, th1, th0, ch_ptr, ch_idx, moff, log_prior)`` (the tree model of
     :class:`~pcfair.patterns.bounds.TreeBound`); ``positions = (pos_var, sens, free_st,
     sens_left)``; ``state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)`` (the evidence
-    and the path's frames); ``work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty)``
+    and the path's frames); ``work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr,
+    mix)`` and ``work2 = (box, imp, lm, flags, out, dirty, stats)``, a second box with the
+    mixture rules (``rules``), evaluated only where the plain box does not prune and while
+    it prunes at least one node in 20 where it is tried (``stats``: tries, prunes, skips)
     (the messages' and the bound's scratch); ``walk``, ``top`` and ``found`` are
     :class:`~pcfair.patterns._compiled.SearchBuffers`' bundles.
 
     ``params = (logit P(d), δ, min_support)``; ``iparams = (mode, k, rank by divergence,
-    best first, w, n_w, split)``; ``dirty`` marks the variables whose state changed since
+    best first, w, n_w, split, rules)`` (``rules``: the box's, see
+    :data:`~pcfair.patterns._bound_kernels.RULES_ALL`); ``dirty`` marks the variables whose state changed since
     the last :func:`~pcfair.patterns._bound_kernels.tree_box` (every write to ``st``/``val``
     sets it, the box clears it), which recomputes only their subtrees' paths. With ``n_w > 1`` the run is share ``w`` of ``n_w``, entering
     only the subtrees at depth ``split`` whose :func:`node_hash` is ``w`` modulo ``n_w`` (the
@@ -275,7 +289,8 @@ def run(model, positions, params, iparams, state, work, walk, top, found, budget
     post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_idx, moff, log_prior = model
     pos_var, sens, free_st, sens_left = positions
     st, val, obs_a, obs_b, scratch, fa, fp, fint = state
-    msg, has_ev, tmp, box, imp, lm, flags, out, dirty = work
+    msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr, mix = work
+    box2, imp2, lm2, flags2, out2, dirty2, stats2 = work2
     ctrl, fbest, code, cn, cur, c_role, c_val, c_score, c_p, c_div, c_la = walk
     heap, hk, hc, hs, hp, hd, hx = top
     os_, op, ox = found
@@ -290,6 +305,7 @@ def run(model, positions, params, iparams, state, work, walk, top, found, budget
     share = iparams[4]
     shares = iparams[5]
     split = iparams[6]
+    rules = iparams[7]
     thr = delta + ATOL
     cap = os_.shape[0]
     visited = 0
@@ -320,6 +336,7 @@ def run(model, positions, params, iparams, state, work, walk, top, found, budget
         if cur[d] >= cn[d]:  # the frame is done: position d is undecided again
             st[z] = free_st[d]
             dirty[z] = True
+            dirty2[z] = True
             val[z] = 0
             obs_a[z] = -1
             obs_b[z] = -1
@@ -337,6 +354,7 @@ def run(model, positions, params, iparams, state, work, walk, top, found, budget
         dd = d + 1
         p = c_p[d, c]
         dirty[z] = True
+        dirty2[z] = True
         if role == R_EXCL:
             st[z] = EXCL
             val[z] = 0
@@ -382,9 +400,30 @@ def run(model, positions, params, iparams, state, work, walk, top, found, budget
             prune = p < min_support
             if not prune:
                 ctrl[C_BOUNDS] += 1
-                tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
-                         box, imp, lm, flags, out, dirty)
+                tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr,
+                         ch_idx, moff, box, imp, lm, flags, out, dirty, 0, rr, mix)
                 ub, a_min, a_max = node_bound(out, pi)
+                if ub >= 0.0 and rules != 0 and not _prunes(ub, thr, mode, by_div, k,
+                                                             ctrl, hk, heap):
+                    # the box with the mixture rules (second, incremental on its own
+                    # arrays), only where the plain box does not prune already, and only
+                    # while it prunes often enough to pay for itself (stats2: tries,
+                    # prunes, skips; a skipped node's bound is the plain box, which is sound)
+                    use = stats2[0] < 1000 or stats2[1] * 20 >= stats2[0]
+                    if not use:
+                        stats2[2] += 1
+                        use = stats2[2] % 64 == 0  # keep sampling the prune rate
+                    if use:
+                        stats2[0] += 1
+                        tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0,
+                                 ch_ptr, ch_idx, moff, box2, imp2, lm2, flags2, out2, dirty2,
+                                 rules, rr, mix)
+                        ub2, a_min2, a_max2 = node_bound(out2, pi)
+                        ub = min(ub, ub2)
+                        a_min = max(a_min, a_min2)
+                        a_max = min(a_max, a_max2)
+                        if _prunes(ub, thr, mode, by_div, k, ctrl, hk, heap):
+                            stats2[1] += 1
                 if ub < 0.0:
                     prune = True  # no extension has positive probability
                 else:
@@ -400,12 +439,15 @@ def run(model, positions, params, iparams, state, work, walk, top, found, budget
                                 if code[j] < 0:
                                     st[pos_var[j]] = FREE
                                     dirty[pos_var[j]] = True
-                            tree_box(st, val, post, par, card, kp, toff, lt1, lt0, ch_ptr,
-                                     ch_idx, moff, box, imp, lm, flags, out, dirty)
+                                    dirty2[pos_var[j]] = True
+                            tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0,
+                                     ch_ptr, ch_idx, moff, box, imp, lm, flags, out, dirty, 0,
+                                     rr, mix)
                             for j in range(dd):
                                 if code[j] < 0:
                                     st[pos_var[j]] = IN_X
                                     dirty[pos_var[j]] = True
+                                    dirty2[pos_var[j]] = True
                             r_min, r_max = rest_range(out, pi)
                             prune = divergence_bound(p, a_min, a_max, r_min, r_max,
                                                      delta) <= hk[heap[0]]

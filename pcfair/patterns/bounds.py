@@ -32,6 +32,7 @@ from typing import Protocol
 import numpy as np
 
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
+from pcfair.circuit.sharing import structural_ids
 from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference.marginals import log_marginals, node_log_values
 from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
@@ -346,7 +347,10 @@ class TreeBound:
     variables for every ``k`` and ``δ``, and every feature is covered. All of this is checked
     (node identity, not numerical closeness), and anything else returns None. Node identity is
     what :func:`pcfair.learn.learn_pc` produces (its compiler memoises the node of each
-    ``(v, parent value, δ)``) and what the JSON and PSDD loaders keep; a circuit in which ``D``
+    ``(v, parent value, δ)``) and what the JSON and PSDD loaders keep; a node repeated
+    instead of shared (a PSDD compiled from the tree without memoisation) counts as the node
+    it repeats when the two are structurally identical
+    (:func:`pcfair.circuit.sharing.structural_ids`); a circuit in which ``D``
     is not at the root, or a Strudel-grown one (which splits nodes by context), is refused and
     keeps the quotient bound.
 
@@ -417,6 +421,29 @@ class TreeBound:
       Extended reals throughout: a ``p`` of −inf (``x'`` impossible below) keeps the lower
       ends at −inf, and a ``k`` where the ``x'`` value has ``θ = 0`` gives ``p = −inf``.
 
+      **Two more intervals of** ``g_B − g_A`` **for** ``v`` **excluded** (kept by
+      intersection). Write ``D_k = Σ_c (g_B − g_A)(c, k)``; per child,
+      ``p_d − p_¬d = g_B − g_A``, so ``U_k = W_k e^{D_k}``.
+
+      * (H) ``e^{g_B − g_A} = Σ_k α_k U_k / Σ_k β_k W_k`` is a mediant of the fractions
+        ``α_k U_k / (β_k W_k)`` over the ``k`` where they are not both ``0`` (``n/0`` being
+        +inf), so its log lies between their smallest and largest logs,
+        ``log α_k − log β_k + D_k``: the hull over ``k`` of the ``x``-case intervals above.
+      * (M) ``α`` lies in the simplex cut by the box ``α_k ∈ [e^{q_lo}, e^{q_hi}]`` (the
+        posterior bounds, over the values in the mixture), and where ``α_k > 0``,
+        ``U_k ∈ [e^{Σ_c p_d lo(c, k)}, e^{Σ_c p_d hi(c, k)}]`` (``0`` where the ``B``
+        evidence below is impossible). The true ``α`` is in that set, so ``Σ_k α_k U_k``
+        lies between the least and the greatest of ``Σ_k w_k c_k`` over it with ``c`` the
+        ends of ``U``; whatever ``U_k`` is where ``α_k = 0`` does not matter, since the
+        true ``α`` puts no weight there. Each is a linear programme over a cut simplex,
+        solved greedily (:func:`._bound_kernels._weighted_extreme`); likewise
+        ``Σ_k β_k W_k`` under ``¬d``, and ``D`` lies between ``log min num − log max den``
+        and ``log max num − log min den``. Where the cut simplex is empty by rounding,
+        the plain simplex's bound (``max_k`` / ``min_k``) is used. Unlike the intervals
+        above it weighs the values ``k`` by their posteriors instead of taking the
+        extremes, and it is exact when the posteriors are exact and every child's
+        subtree is decided (a variable excluded just above a decided ``x``).
+
       Where ``v`` is unobserved on a side and no child's subtree can hold evidence on that
       side (every variable below ``v`` decided excluded), that side's ratio is exactly ``0``
       by (P1), which replaces the mixture interval (on a leaf ``v``: always). With this, on a
@@ -464,6 +491,9 @@ class TreeBound:
     """
 
     name = "tree"
+    #: The box's mixture rules H and M (bits of :data:`._bound_kernels.RULES_ALL`); ``0``
+    #: evaluates the box without them, which ``benchmarks/bench_tree_bound.py`` measures.
+    rules: int = K.RULES_ALL
 
     def __init__(self, d: int, fav: int, log_prior: np.ndarray, parent: np.ndarray,
                  card: np.ndarray, log_theta: dict) -> None:
@@ -515,6 +545,7 @@ class TreeBound:
                 s = int(self.toff[v] + j * card[v])
                 self.lt1[s: s + int(card[v])] = log_theta[v][fav][j]
                 self.lt0[s: s + int(card[v])] = log_theta[v][1 - fav][j]
+        self.th1, self.th0 = np.exp(self.lt1), np.exp(self.lt0)
         self.ch_ptr = np.zeros(n + 1, np.int64)
         for v in range(n):
             self.ch_ptr[v + 1] = self.ch_ptr[v] + len(children[v])
@@ -529,6 +560,13 @@ class TreeBound:
         self._lm = np.zeros((m, 4))
         self._flags = np.zeros((n, 4), np.bool_)
         self._out = np.zeros(8)
+        self._rr, self._mix = self.scratch()
+
+    def scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh scratch of the box kernel's mixture rules: the child-ratio table and the
+        mixture rows (:func:`._bound_kernels.tree_box`'s ``rr`` and ``mix``)."""
+        k = max(int(self.card.max()), 1)
+        return np.zeros((2, k, k, 4)), np.zeros((k, 10))
 
     def fresh(self) -> "TreeBound":
         """A copy with its own work buffers and call counter (the recognised model is shared,
@@ -570,8 +608,9 @@ class TreeBound:
         for v in free:
             st[v] = K.FREE_SENS if v in sensitive else K.FREE
         K.tree_box(st, val, self.post, self.parent, self.card, self.kp, self.toff, self.lt1,
-                   self.lt0, self.ch_ptr, self.ch_idx, self.moff, self._box, self._imp, self._lm,
-                   self._flags, self._out, np.ones(n, np.bool_))
+                   self.lt0, self.th1, self.th0, self.ch_ptr, self.ch_idx, self.moff, self._box, self._imp, self._lm,
+                   self._flags, self._out, np.ones(n, np.bool_), self.rules, self._rr,
+                   self._mix)
         return self._out.copy()
 
     def node(self, x: dict, y: dict, free: Sequence[int], sensitive: set) -> NodeBound | None:
@@ -589,7 +628,8 @@ class TreeBound:
 def _parse_tree_model(circuit: Circuit, d: int):
     """``(log prior by decision value, parent, log θ)`` of a decision-rooted tree-augmented
     circuit (``log_theta[v][δ][j]`` the row ``log θ_δ(v = · | pa = j)``), or None (see
-    :class:`TreeBound`: every condition is checked on node identities)."""
+    :class:`TreeBound`: every condition is checked on node identities, two structurally
+    identical nodes counting as one: :func:`pcfair.circuit.sharing.structural_ids`)."""
     kind, var, value = circuit.kind, circuit.var, circuit.value
     ep, ea, eb, ew = circuit.edge_ptr, circuit.edge_a, circuit.edge_b, circuit.edge_logw
     card = [int(c) for c in circuit.variables.cardinalities]
@@ -597,6 +637,7 @@ def _parse_tree_model(circuit: Circuit, d: int):
     if card[d] != 2 or n < 2:
         return None
     logz = node_log_values(circuit, np.full(n, -1, np.int32))
+    same = structural_ids(circuit)  # a sub-circuit written twice counts as one node
     root = circuit.root
     if kind[root] != SUM:
         return None
@@ -690,7 +731,7 @@ def _parse_tree_model(circuit: Circuit, d: int):
                 top_vars.append(v)
             key = (v, dv, j)
             if key in node_of:
-                if node_of[key] != t:
+                if same[node_of[key]] != same[t]:
                     return None
                 continue
             node_of[key] = t

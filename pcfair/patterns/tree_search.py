@@ -108,7 +108,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     share = partition if partition is not None else (0, 1, 0)
     iparams = np.array([mode_id, int(k) if mode == "topk" else 1,
                         int(mode == "topk" and rank_by == "divergence"), int(bool(best_first)),
-                        *share], np.int64)
+                        *share, tb.rules], np.int64)
     width = 2 * (int(card[pos_var].max()) if n else 1) + 1
     buf = SearchBuffers(n, width, mode, k, wide_values=bool(n and card[pos_var].max() > 126))
     fa = np.zeros((n + 1, 2))
@@ -127,10 +127,13 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
 
     positions = (pos_var, is_sens, free_st, sens_left)
     state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)
-    work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty)
+    rr, mix = tb.scratch()
+    work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr, mix)
+    work2 = (box.copy(), imp.copy(), lm.copy(), flags.copy(), out.copy(), dirty.copy(),
+             np.zeros(3, np.int64))
 
     def step(budget: int) -> int:
-        return K.run(model, positions, params, iparams, state, work, buf.walk(), buf.top(),
+        return K.run(model, positions, params, iparams, state, work, work2, buf.walk(), buf.top(),
                      buf.found(), budget)
 
     drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)")

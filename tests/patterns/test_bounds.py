@@ -167,6 +167,7 @@ def check_node(pc, joint, d, fav, sens, x, y, free):
     tb = TreeBound.from_circuit(pc, d, fav)
     assert tb is not None
     got = tb.node(x, y, free, set(sens))
+    box = tb.box(x, y, free, set(sens))
     options = []
     for v in free:
         opts = [("y", k) for k in range(joint.shape[v])] + [("e", 0)]
@@ -190,6 +191,7 @@ def check_node(pc, joint, d, fav, sens, x, y, free):
         b = _mass(joint, {**yy, d: fav}) / p_y
         best = max(best, abs(a - b))
         assert got is not None, "a defined extension was declared impossible"
+        _inside_box(box, tb.prior, a, b, (x, y, free, xx, yy))
         assert abs(a - b) <= got.ub + TOL, (x, y, free, xx, yy, a - b, got.ub)
         assert got.a_min - TOL <= a <= got.a_max + TOL
         p_not = _mass_not(joint, yy, xx)
@@ -200,6 +202,29 @@ def check_node(pc, joint, d, fav, sens, x, y, free):
     if got is None:
         assert defined == 0
     return best, got
+
+
+def _logit(p: float) -> float:
+    with np.errstate(divide="ignore"):
+        return float(np.log(p) - np.log1p(-p))
+
+
+def _inside_box(box, prior, a, b, where):
+    """The extension's ``A = logit P(d | y') − π``, ``B = logit P(d | x', y') − π`` and
+    ``B − A`` (when both are finite) lie in the bound's intervals (to rounding: the brute force
+    computes logits of probabilities, which lose digits near 0 and 1)."""
+    def near(lo, val, hi):
+        if not np.isfinite(val):
+            return (lo <= val <= hi) or not np.isfinite(lo if val < 0 else hi)
+        tol = 1e-6 * max(1.0, abs(val))
+        return lo - tol <= val <= hi + tol
+
+    if not (1e-9 < a < 1 - 1e-9 and 1e-9 < b < 1 - 1e-9):
+        return  # a logit the brute force cannot give to the bound's precision
+    big_a, big_b = _logit(b) - prior, _logit(a) - prior
+    assert near(box[0], big_a, box[1]), ("A", box[:2], big_a, where)
+    assert near(box[2], big_b, box[3]), ("B", box[2:4], big_b, where)
+    assert near(box[4], big_b - big_a, box[5]), ("D", box[4:6], big_b - big_a, where)
 
 
 def random_node(rng, n, d, sens, max_free=4):
@@ -431,3 +456,39 @@ def test_search_with_the_tree_bound_agrees_with_the_dense_engine(seed, n, zeros)
     res = search(pc, 0, 1, s, min(top + 1e-6, 0.999), mode="first",
                  options=SearchOptions(bound="tree"))
     assert res.bound == "tree" and res.complete and bool(res.patterns) == (top > 0.999)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
+def test_tree_bound_covers_every_extension_at_arities_up_to_ten(seed, zeros, tiny):
+    """Three features of 2 to 10 values (the box's mixtures over many values, rules H and
+    M with wide posteriors), zeros and 1e-12 entries."""
+    rng = np.random.default_rng(seed)
+    cards = [2] + [int(c) for c in rng.integers(2, 11, 3)]
+    pc = random_tan(rng, cards, zeros, tiny, False)
+    _check_model(pc, rng, nodes=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 10), st.booleans())
+def test_weighted_extreme_solves_the_cut_simplex_programme(seed, n, upper):
+    """The greedy answer of the box's linear programme (rule M) against scipy's solver."""
+    from scipy.optimize import linprog
+
+    from pcfair.patterns._bound_kernels import _weighted_extreme
+
+    rng = np.random.default_rng(seed)
+    c = rng.random(n)
+    w = rng.dirichlet(np.ones(n))  # a feasible point, so the programme has a solution
+    lo = w * rng.random(n)
+    hi = np.minimum(1.0, w + rng.random(n) * (1 - w))
+    sign = -1.0 if upper else 1.0
+    ref = linprog(sign * c, A_eq=np.ones((1, n)), b_eq=[1.0], bounds=list(zip(lo, hi)))
+    assert ref.status == 0
+    m = np.zeros((n, 10))
+    m[:, 8], m[:, 0], m[:, 1] = c, lo, hi
+    assert _weighted_extreme(m, n, 8, 0, upper) == pytest.approx(sign * ref.fun, abs=1e-9)
+    # an empty set falls back to the plain simplex's extreme, which bounds every mean
+    m[:, 0] += 1.0
+    m[:, 1] += 1.0
+    assert _weighted_extreme(m, n, 8, 0, upper) == (c.max() if upper else c.min())
