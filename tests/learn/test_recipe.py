@@ -112,7 +112,12 @@ def test_the_recipe_survives_json_and_psdd(tmp_path):
     binary = learn_pc(pd.DataFrame({"d": [0, 1, 1, 0] * 10, "s": [0, 1, 0, 1] * 10}), "d")
     pcfair.save(binary, tmp_path / "b.psdd")
     assert (tmp_path / "b.recipe.json").is_file()
-    assert pcfair.load(tmp_path / "b.psdd").recipe == binary.recipe
+    loaded = pcfair.load(tmp_path / "b.psdd")
+    assert loaded.recipe == binary.recipe
+    # the format numbers the variables; the recipe's columns name them again, in order
+    assert list(loaded.variables.names) == ["d", "s"]
+    ev = {"d": 1, "s": 0}
+    assert float(loaded.probability(ev)) == pytest.approx(float(binary.probability(ev)))
     pcfair.save(binary.with_recipe(None), tmp_path / "b.psdd")  # no stale sidecar
     assert not (tmp_path / "b.recipe.json").exists()
     assert pcfair.load(tmp_path / "b.psdd").recipe is None

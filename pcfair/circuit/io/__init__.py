@@ -31,6 +31,7 @@ from pcfair.circuit.io.json_io import read_json, write_json
 from pcfair.circuit.io.psdd import read_psdd, write_psdd
 from pcfair.circuit.io.sdd import read_sdd
 from pcfair.circuit.io.vtree_io import read_vtree, write_vtree
+from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import FormatError
 
@@ -66,7 +67,9 @@ def load(path: str | os.PathLike, vtree: "str | os.PathLike | Vtree | None" = No
         ``.psdd``, ``.sdd``, ``.jpc``, ``.json`` or ``.vtree`` (optionally ``.gz``).
     vtree : path-like or Vtree, optional
         The vtree to attach. For ``.psdd``/``.sdd``/``.jpc`` files, ``X.vtree`` beside ``X.psdd``
-        is used when this is not given and the file exists.
+        is used when this is not given and the file exists. A recipe ``X.recipe.json`` beside
+        a ``.psdd`` or ``.jpc`` (written by :func:`save` for a learned model) is attached, and
+        its columns name the variables that the format numbers ``1..n``.
 
     Returns
     -------
@@ -122,12 +125,28 @@ def load(path: str | os.PathLike, vtree: "str | os.PathLike | Vtree | None" = No
         from pcfair.learn.recipe import Recipe  # the learners' record, read with the model
 
         recipe = Recipe.from_json(recipe_path)
+        circuit = _named_by(recipe, circuit)
         unknown = [n for n in recipe.bins if n not in circuit.variables.names]
         if unknown:
             raise FormatError(f"the recipe bins {unknown}, which are not variables of "
                               f"{path.name}", str(recipe_path))
         circuit = circuit.with_recipe(recipe)
     return circuit
+
+
+def _named_by(recipe, circuit: Circuit) -> Circuit:
+    """``circuit`` with its variables named by ``recipe``'s model columns (the raw table's
+    columns not dropped, in order: the variables of the model learned from it), when the
+    file could not keep names (the PSDD and JPC formats number them ``1..n``) and the counts
+    agree; else ``circuit`` as it is."""
+    names = list(circuit.variables.names)
+    used = [c for c in recipe.columns if c not in recipe.dropped]
+    if names != [str(i + 1) for i in range(len(names))] or len(used) != len(names):
+        return circuit
+    return Circuit(Variables(used, circuit.variables.domains), circuit.kind, circuit.var,
+                   circuit.value, circuit.param_ptr, circuit.param_len, circuit.params,
+                   circuit.edge_ptr, circuit.edge_a, circuit.edge_b, circuit.edge_logw,
+                   circuit.vtree, None, circuit.counts)
 
 
 def save(circuit: Circuit | Vtree, path: str | os.PathLike) -> None:
