@@ -431,13 +431,18 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
                              min_chunks=max(min_chunks, 64 if request.n_jobs != 1 else 1))
         handle = open(request.out, "w", newline="", encoding="utf-8")
         sink = _csv_sink(handle, pc, plan)
+    # chunks whose bound cannot matter are skipped (lattice.chunk_bounds): by the threshold,
+    # or by the k-th best |Δ| for top-k by discrimination; never when the exact max is asked
+    prune = None if request.exact_max else (
+        "topk" if kind == "topk" and request.rank_by != "divergence" else "threshold")
     try:
         run = scan(pc, d, fav, problem.sens, query, max_bytes=request.max_bytes,
                    n_jobs=request.n_jobs, executor=request.executor,
                    time_limit=request.time_left(), progress=request.progress, sink=sink,
                    plan=plan, min_chunks=min_chunks,
                    until_witness=kind == "certify" and not request.exact_max,
-                   handover=0.0 if request.out is not None else HANDOVER_SECONDS)
+                   handover=0.0 if request.out is not None else HANDOVER_SECONDS,
+                   prune=prune)
     except BaseException:  # an error or Ctrl-C: the file is not the answer, keep it aside
         if handle is not None:
             handle.close()
@@ -487,9 +492,12 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
         count = len(idx)
         items = [] if request.count_only and kind != "topk" else \
             _lattice_items(pc, run.plan, d, fav, idx, scores)
+    # a skipped chunk's patterns are at most the threshold: the best is exact when the scan
+    # kept a pattern above it (or skipped nothing), else only a lower bound
+    exact = run.complete and (not run.stats["chunks_pruned"] or prune == "topk" or count > 0)
     return EngineResult("lattice", items=items, complete=complete, count=count,
                         divergences=divergences, max_abs=res.best if run.complete else None,
-                        max_abs_exact=run.complete, stats=stats)
+                        max_abs_exact=exact, stats=stats)
 
 
 def _sizing_chunks(problem: Problem, request: Request) -> int:

@@ -60,9 +60,10 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import to_dict
 from pcfair.circuit.properties import require_tractable_marginals
-from pcfair.errors import LatticeTooLarge
+from pcfair.errors import LatticeTooLarge, OptionError, StructureError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _lattice_kernels as K
+from pcfair.patterns._search_kernels import BOUND_RTOL
 from pcfair.patterns.executors import deadline_from, map_chunks
 from pcfair.patterns.scores import THRESHOLD_ATOL, log_normalizer
 from pcfair.patterns.summaries import (
@@ -272,6 +273,7 @@ class ChunkResult:
     bits: np.ndarray | None = None    # the chunk's part of the summaries' bitmap
     picked: np.ndarray | None = None  # scores of the query's points (NaN: not in this chunk)
     partial: bool = False  # the deadline stopped the chunk: what it holds covers part of it
+    pruned: bool = False   # skipped: its bound says it holds nothing the query keeps
 
 
 #: Rows of marginal queries between two looks at the deadline while a chunk's table is made.
@@ -322,7 +324,8 @@ def _close_sensitive(plan: LatticePlan, table: np.ndarray, out: np.ndarray) -> N
 
 def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: LatticeQuery,
                log_z: float, batch: int = 2048, deadline: float | None = None,
-               seed: ChunkResult | None = None) -> ChunkResult | None:
+               seed: ChunkResult | None = None,
+               bar: tuple[float, np.ndarray] | None = None) -> ChunkResult | None:
     """Scan one chunk (see the module docstring). When ``deadline`` (a ``time.time()`` value)
     passes first, the chunk stops between two batches of leaves and returns what it found so
     far, marked :attr:`ChunkResult.partial` (None if it passed before the chunk's table was
@@ -335,9 +338,20 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     dominates strictly cannot be on the strict front, nor can its absence change another
     point's status (what it dominates, the seed point dominates too, within the tie rule).
     The seed's own patterns are not copied into the result, so the merge sees each pattern
-    once and the answer does not depend on the seed."""
+    once and the answer does not depend on the seed.
+
+    ``bar = (ub, best)``: the chunk's bound on ``|Δ|`` and a one-element array holding the
+    ``k_top``-th best ``|Δ|`` found so far (:func:`scan`'s top-k pruning, which updates it
+    as chunks finish, in this process); a chunk whose bound is at most that is skipped
+    (:attr:`ChunkResult.pruned`)."""
     t0 = time.perf_counter()
     nd = len(query.deltas)
+    if bar is not None and _below(bar[0], float(bar[1][0])):
+        out = ChunkResult(counts=np.zeros(nd, np.int64), rare=np.zeros(nd, np.int64),
+                          pruned=True)
+        out.div = [out.top] * nd
+        out.fronts = [_NO_FRONT] * nd if query.pareto else []
+        return out
     picking = query.points is not None
     if picking:
         wanted = _points_in_chunk(plan, prefix, query.points)
@@ -589,6 +603,53 @@ def _best_k(parts: list[tuple], k: int) -> tuple:
     return vals[order], idx[order], scores[order]
 
 
+# ------------------------------------------------------------------------- chunk pruning
+#: How :func:`scan` may skip chunks by a bound (see :func:`chunk_bounds`).
+PRUNE_MODES = (None, "threshold", "topk")
+#: Chunks up to which :func:`scan` bounds them (one bound evaluation each) before scanning.
+MAX_BOUNDED_CHUNKS = 4096
+
+
+def _below(ub: float, bar: float) -> bool:
+    """Whether a bound ``ub`` on ``|Δ|`` (widened for rounding as the searches widen
+    theirs) cannot beat ``bar``: no pattern under it has ``|Δ| > bar``."""
+    return ub * (1.0 + BOUND_RTOL) + 1e-300 <= bar
+
+
+def chunk_bounds(circuit: Circuit, plan: LatticePlan, chunks: list[tuple[int, ...]],
+                 deadline: float | None = None) -> np.ndarray | None:
+    """An upper bound on ``|Δ|`` over the patterns of each chunk, or None where no bound
+    applies to the circuit.
+
+    A chunk is a search node (:mod:`pcfair.patterns.bounds`): its prefix features are
+    decided (a state ``s > 0`` puts the feature in ``y`` with value ``s − 1``, the state 0
+    excludes it), every other feature is undecided, the sensitive ones free to enter ``x``.
+    Every pattern of the chunk is an extension of that node, so the bound
+    (:func:`pcfair.patterns.bounds.select_bound`'s choice for the circuit) covers every
+    ``|Δ|`` in the chunk (its proof is the bound's); a node with no extension of positive
+    probability holds no defined pattern and gets ``-1``. Hence a skipped chunk, one whose
+    bound is at most a threshold, holds no pattern above it: the pruned scan equals the
+    unpruned one on everything kept above that threshold. Chunks not bounded when
+    ``deadline`` (a :func:`time.time` value) passes get ``+inf`` (never skipped)."""
+    from pcfair.patterns.bounds import select_bound  # the bounds import the quotient engine
+
+    try:
+        bound = select_bound(circuit, plan.decision, plan.favorable)
+    except (OptionError, StructureError):
+        return None
+    axes = plan.nonsensitive[: plan.prefix]
+    free = [v for v in plan.features if v not in axes]
+    sens = set(plan.sensitive)
+    out = np.full(len(chunks), np.inf)
+    for i, prefix in enumerate(chunks):
+        if deadline is not None and time.time() > deadline:
+            break
+        y = {v: s - 1 for v, s in zip(axes, prefix) if s > 0}
+        node = bound.node({}, y, free, sens)
+        out[i] = -1.0 if node is None else node.ub
+    return out
+
+
 # ------------------------------------------------------------------------------- the engine
 @dataclass
 class ScanResult:
@@ -606,7 +667,8 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
          query: LatticeQuery, *, max_bytes: int = DEFAULT_MAX_BYTES, n_jobs: int = 1,
          executor=None, time_limit: float | None = None, progress: bool | None = None,
          min_chunks: int = 1, sink=None, plan: LatticePlan | None = None,
-         until_witness: bool = False, handover: float = 0.0) -> ScanResult:
+         until_witness: bool = False, handover: float = 0.0,
+         prune: str | None = None) -> ScanResult:
     """Scan every pattern of ``circuit`` for ``query`` (see the module docstring).
 
     Chunks run serially, on ``n_jobs`` local processes, or on ``executor`` (any
@@ -629,6 +691,16 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
 
     With ``query.summaries`` the result holds the summaries' bitmap (:attr:`ScanResult.bits`,
     see :func:`summary_bytes`); with ``query.points`` their scores (:attr:`ScanResult.picked`).
+
+    ``prune`` skips chunks by their bound (:func:`chunk_bounds`; ignored with summaries or
+    points, where no bound applies, and beyond :data:`MAX_BOUNDED_CHUNKS` chunks), visiting
+    the others by decreasing bound:
+    ``"threshold"`` skips those whose bound is at most the smallest δ, which hold no
+    pattern to count, list, rank by divergence or put on a front (exact for every part of
+    the result but the statistics ``defined`` and ``best``); ``"topk"`` skips, as the scan
+    goes, those whose bound is at most the ``k_top``-th best ``|Δ|`` found so far (exact
+    for the top-k heap and ``best``; the counts then cover the visited chunks only).
+    ``stats["chunks_pruned"]`` counts the skipped chunks (done, for completeness).
     """
     require_tractable_marginals(circuit)
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
@@ -656,18 +728,43 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
         grid = None if bits is None else bits.reshape(plan.shape)
     picked = None if query.points is None else np.full(len(query.points), np.nan)
     chunks = plan.chunks()
-    results: list[ChunkResult] = []
+    if prune not in PRUNE_MODES:
+        raise OptionError(f"prune must be one of {PRUNE_MODES}, not {prune!r}")
+    if prune == "topk" and not query.k_top:
+        prune = None
+    ubs = None
     deadline = deadline_from(time_limit)
+    if prune is not None and not query.summaries and query.points is None \
+            and 1 < len(chunks) <= MAX_BOUNDED_CHUNKS:
+        ubs = chunk_bounds(circuit, plan, chunks, deadline)
+    n_pruned = 0
+    if ubs is not None:
+        order = np.argsort(-ubs, kind="stable")  # the most promising chunks first
+        if prune == "threshold":
+            lo = min(query.deltas) + THRESHOLD_ATOL
+            order = np.array([i for i in order if not _below(ubs[i], lo)], np.int64)
+        n_pruned = len(chunks) - len(order)
+        chunks = [chunks[i] for i in order]
+        ubs = ubs[order]
+    results: list[ChunkResult] = []
     chunk_deadline = deadline
     if handover and query.listing and deadline is not None:
         chunk_deadline = time.time() + 0.5 * max(0.0, deadline - time.time())
     # worker processes get the circuit as plain data; in-process chunks share the object
     model = to_dict(circuit) if parallel else circuit
     tasks = [(model, plan, prefix, query, log_z, 2048, chunk_deadline) for prefix in chunks]
+    top_bar = None
+    if prune == "topk" and ubs is not None:
+        # the bar rises as chunks finish (shared in this process; a worker process gets the
+        # bar as it was when the task was sent, which is lower: sound)
+        top_bar = np.zeros(1)
+        running = [ChunkResult(counts=np.zeros(0, np.int64)).top]
+        tasks = [task + (None, (float(ub), top_bar)) for task, ub in zip(tasks, ubs)]
     fixed = {v: i for i, v in enumerate(plan.nonsensitive[: plan.prefix])}
     sub_shape = [n for v, n in zip(plan.features, plan.shape) if v not in fixed]
 
     partial = []
+    pruned: list[int] = []
     listed = [0]
 
     def collect(index: int, part: ChunkResult | None) -> bool:
@@ -676,6 +773,12 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
             return False
         if part.partial:
             partial.append(index)
+        if part.pruned:
+            pruned.append(index)
+        elif top_bar is not None:
+            running[0] = _best_k([running[0], part.top], query.k_top)
+            if len(running[0][0]) == query.k_top:
+                top_bar[0] = float(running[0][0].min())
         if part.bits is not None and grid is None:
             bits = part.bits
         elif part.bits is not None:  # its disjoint part of the bitmap
@@ -709,7 +812,7 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
         pilot = found[0] if found else None
         if pilot is not None:
             seed = ChunkResult(counts=pilot.counts, div=pilot.div, fronts=pilot.fronts)
-            tasks = [task + (seed,) for task in tasks]
+            tasks = [task[:7] + (seed,) + task[8:] for task in tasks]
         collect(0, pilot)
         first = 1
     run = map_chunks(scan_chunk, tasks[first:], lambda i, part: collect(i + first, part),
@@ -721,9 +824,10 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
         bits = np.zeros(plan.num_points, summary_word(len(query.deltas)))
     merged = merge(results, query)
     stats = {"lattice_points": plan.num_points, "defined_patterns": merged.defined,
-             "chunks": len(chunks), "chunks_done": len(results) - len(partial),
-             "chunks_partial": len(partial), "seconds": time.perf_counter() - t0,
-             "chunk_bytes": plan.chunk_bytes()}
+             "chunks": len(chunks) + n_pruned,
+             "chunks_done": len(results) - len(partial) - len(pruned),
+             "chunks_partial": len(partial), "chunks_pruned": n_pruned + len(pruned),
+             "seconds": time.perf_counter() - t0, "chunk_bytes": plan.chunk_bytes()}
     return ScanResult(merged, complete, plan, stats, bits, picked)
 
 

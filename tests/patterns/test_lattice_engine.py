@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 import pcfair
 from _pcgen import random_mixture, random_psdd
+from test_bounds import random_tan
 from pcfair.patterns._arguments import resolve_problem
 from pcfair.patterns.lattice import LatticeQuery, estimate, final_front, make_plan, scan
 
@@ -344,3 +345,66 @@ def test_an_interrupted_csv_is_set_aside(tmp_path, monkeypatch, capsys):
                              out=path)
     assert not path.exists() and (tmp_path / "all.csv.partial").exists()
     assert "all.csv.partial" in capsys.readouterr().err
+
+
+def _tree_model(seed: int, cards: list[int]):
+    rng = np.random.default_rng(seed)
+    pc = random_tan(rng, [2] + cards, zeros=bool(seed % 3 == 0), tiny=bool(seed % 5 == 0))
+    sens = [f"x{i}" for i in range(1, 1 + min(2, len(cards)))]
+    return tuple(resolve_problem(pc, "x0", sens, 1))
+
+
+def _kept(heap, bar):
+    """A heap's entries above ``bar`` (values, then the signed scores), for comparison."""
+    keep = heap[0] > bar + 1e-9
+    return np.sort(heap[0][keep])[::-1], np.sort(heap[2][keep])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(2, 4), min_size=3, max_size=5),
+       st.sampled_from(["psdd", "tree", "mixture"]), st.floats(0.0, 1.0))
+def test_pruned_chunks_give_the_unpruned_answer(seed, cards, kind, frac):
+    """Chunks skipped by their bound (lattice.chunk_bounds: the quotient bound on a random
+    PSDD, the tree bound on a random tree model, none on a mixture) change nothing the query
+    keeps: with ``prune="threshold"`` the counts, set-aside counts, listing, divergence heaps
+    and Pareto fronts at every δ (and the top-k entries above the smallest δ); with
+    ``prune="topk"`` the top-k heap and the best |Δ|. The thresholds are drawn below and
+    above the model's largest |Δ|, so that some chunks are skipped."""
+    pc, d, fav, sens = _tree_model(seed, cards) if kind == "tree" else model(seed, cards, kind)
+    base = LatticeQuery(deltas=(0.0,), k_top=1)
+    best = scan(pc, d, fav, sens, base).result.best
+    lo = frac * best
+    query = LatticeQuery(deltas=(lo, lo + 0.05), k_top=3, k_div=3, pareto=True, listing=True,
+                         min_support=1e-4 if seed % 2 else 0.0)
+    full = scan(pc, d, fav, sens, query, min_chunks=9)
+    cut = scan(pc, d, fav, sens, query, min_chunks=9, prune="threshold")
+    a, b = full.result, cut.result
+    assert cut.complete and cut.stats["chunks"] == full.stats["chunks"]
+    assert a.counts.tolist() == b.counts.tolist() and a.rare.tolist() == b.rare.tolist()
+    assert a.listing[0].tolist() == b.listing[0].tolist()
+    np.testing.assert_allclose(a.listing[1], b.listing[1], rtol=1e-12, atol=1e-15)
+    for x, y in zip(a.div, b.div):
+        np.testing.assert_allclose(x[0], y[0], rtol=1e-12, atol=1e-15)
+    for x, y in zip(map(final_front, a.fronts), map(final_front, b.fronts)):
+        assert x[2].tolist() == y[2].tolist()
+    for u, v in zip(_kept(a.top, lo), _kept(b.top, lo)):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-15)
+    ranked = scan(pc, d, fav, sens, query, min_chunks=9, prune="topk")
+    assert ranked.complete
+    np.testing.assert_allclose(ranked.result.top[0], a.top[0], rtol=1e-12, atol=1e-15)
+    assert ranked.result.best == pytest.approx(a.best, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("kind", ["psdd", "tree"])
+def test_pruning_skips_chunks_above_the_largest_discrimination(kind):
+    """Above a model's largest |Δ| a certification's chunks are all skipped by the bound on
+    a tree model, and some are on a PSDD; the verdict and counts are those of the full scan."""
+    cards = [3, 2, 3, 2, 2]
+    pc, d, fav, sens = _tree_model(4, cards) if kind == "tree" else model(4, cards, "psdd")
+    best = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0,), k_top=1)).result.best
+    query = LatticeQuery(deltas=(best + 0.2,))
+    full = scan(pc, d, fav, sens, query, min_chunks=9)
+    cut = scan(pc, d, fav, sens, query, min_chunks=9, prune="threshold")
+    assert cut.result.counts.tolist() == full.result.counts.tolist() == [0]
+    assert cut.complete and cut.stats["chunks_pruned"] > 0
+    assert cut.stats["chunks_done"] + cut.stats["chunks_pruned"] == cut.stats["chunks"]
