@@ -155,6 +155,20 @@ def _posterior(k0, lt, th, base, kv, rr, q):
 
 
 @njit(cache=True)
+def _posteriors(v, k, base, ready, st, val, card, toff, lt1, lt0, th1, th0, ch_ptr, ch_idx,
+                flags, rr):
+    """:func:`_posterior`'s bounds of ``v = k`` under ``d`` and ``¬d`` (``lo_d, hi_d, lo_¬d,
+    hi_¬d``), filling ``v``'s child-ratio table first unless it is ``ready``."""
+    if not ready:
+        _child_ratios(v, lt1, 0, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
+        _child_ratios(v, lt0, 1, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
+    kv = card[v]
+    q1_lo, q1_hi = _posterior(k, lt1, th1, base, kv, rr, 0)
+    q0_lo, q0_hi = _posterior(k, lt0, th0, base, kv, rr, 1)
+    return q1_lo, q1_hi, q0_lo, q0_hi
+
+
+@njit(cache=True)
 def _weighted_extreme(m, n, cc, wl, upper) -> float:
     """``max`` (``upper``) or ``min`` of ``Σ_k w_k c_k`` over the weights ``w`` with
     ``lo_k ≤ w_k ≤ hi_k`` and ``Σ_k w_k = 1`` (``k < n``; ``c``, ``lo``, ``hi`` the columns
@@ -392,12 +406,10 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_
                     mxb_lo = min(mxb_lo, rb_lo)
                     mxb_hi = max(mxb_hi, rb_hi)
                 if mixed and not ia:
-                    if not ratios:
-                        _child_ratios(v, lt1, 0, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
-                        _child_ratios(v, lt0, 1, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
-                        ratios = True
-                    q1_lo, q1_hi = _posterior(k, lt1, th1, base, kv, rr, 0)
-                    q0_lo, q0_hi = _posterior(k, lt0, th0, base, kv, rr, 1)
+                    q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, card,
+                                                             toff, lt1, lt0, th1, th0, ch_ptr,
+                                                             ch_idx, flags, rr)
+                    ratios = True
                     if not ib:
                         md_lo = min(md_lo, _lo(_lo(q1_lo - q0_hi) + sd_lo))
                         md_hi = max(md_hi, _hi(_hi(q1_hi - q0_lo) + sd_hi))
@@ -478,12 +490,10 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_
                         s0_hi = _hi(s0_hi + box[cm, 9])
                         ib = ib or imp[cm, 1]
                     # log P_δ(v = k | A below, j): bounds by the children's mediants
-                    if not ratios:
-                        _child_ratios(v, lt1, 0, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
-                        _child_ratios(v, lt0, 1, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
-                        ratios = True
-                    q1_lo, q1_hi = _posterior(k, lt1, th1, base, kv, rr, 0)
-                    q0_lo, q0_hi = _posterior(k, lt0, th0, base, kv, rr, 1)
+                    q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, card,
+                                                             toff, lt1, lt0, th1, th0, ch_ptr,
+                                                             ch_idx, flags, rr)
+                    ratios = True
                     if has_a:
                         p1_lo = min(p1_lo, _lo(q1_lo + s1_lo))
                         p1_hi = max(p1_hi, _hi(q1_hi + s1_hi))
