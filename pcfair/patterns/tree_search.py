@@ -21,6 +21,12 @@ earlier ``x`` variables hold and this one takes another value" (as
 own marginals (the recognition is exact), computed in another order: scores agree with the
 circuit's to rounding, and the tests check them against brute force.
 
+The box is evaluated in two steps: without the mixture rules H and M of
+:class:`~pcfair.patterns.bounds.TreeBound` first, and with them (a second, incremental copy of
+the box) only where the first does not prune, and only while the second prunes at least one
+node in 20 of those it is tried on. Both boxes are sound, so which one prunes a node changes
+the work, never the answer.
+
 Only ``search``'s ``seed_runs`` is not used: the compiled search does not need a head start.
 A ``deadline`` (a :func:`time.time` value) is checked between kernel calls (about
 20 ms each); a run it stops is marked incomplete.
