@@ -802,8 +802,9 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
 
     first = 0
     if (query.k_div or query.pareto) and query.points is None and len(chunks) > 1:
-        # a pilot: the chunk of the prefix's absent states (the most probable patterns, the
-        # largest divergences) runs here first, and seeds the others' heaps and fronts
+        # a pilot: the first chunk (the prefix's absent states, the most probable patterns
+        # and largest divergences; with pruning, the chunk of the largest bound) runs here
+        # first, and seeds the others' heaps and fronts (any chunk's are sound seeds)
         found: list = []
         map_chunks(scan_chunk, [(circuit, plan, chunks[0], query, log_z, 2048,
                                  chunk_deadline)],
