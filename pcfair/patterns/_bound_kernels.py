@@ -36,7 +36,14 @@ POS = np.inf
 #: as bits of ``rules``; ``0`` gives the box without them (kept to measure what they prune).
 RULE_H = 1
 RULE_M = 2
-RULES_ALL = RULE_H | RULE_M
+#: The contraction rule (:class:`~pcfair.patterns.bounds.TreeBound`, rule C): each subtree's
+#: oscillation of ``p_δ`` over its parent's values, and the difference of a mixture bounded by
+#: it (Birkhoff's contraction), cheap enough for the plain box.
+RULE_C = 4
+RULES_ALL = RULE_H | RULE_M | RULE_C
+#: Columns of the box: ``[A]``, ``[B]``, ``[D]``, ``[p_d]``, ``[p_¬d]``, then the
+#: oscillations ``ω_d``, ``ω_¬d`` and ``ω_A`` of rule C.
+BOX_COLUMNS = 13
 
 
 @njit(cache=True, inline="always")
@@ -240,8 +247,76 @@ def _mixture_difference(mix, n):
 
 
 @njit(cache=True)
-def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_idx, moff,
-             box, imp, lm, flags, out, dirty, rules, rr, mix) -> None:
+def _oscillation(v, s, val, st_ok, kids_a, j_lo, j_hi, kp, moff, box, imp, ch_ptr, ch_idx,
+                 ctr) -> None:
+    """Rule C of :class:`~pcfair.patterns.bounds.TreeBound`: ``ω_δ(v)``, a bound on
+    ``p_δ(v, j) − p_δ(v, j')``, and ``ω_A(v)``, a bound on ``g_A(v, j) − g_A(v, j')``, over the
+    parent values ``j``, ``j'`` (for every extension), written into ``box[m, 10:13]`` of the
+    slots ``j_lo ≤ j < j_hi`` (``ω_d``, ``ω_¬d``, ``ω_A``). +inf where a bounded quantity can
+    be infinite; ``0`` with one parent value; the spread of the exact values in a decided
+    subtree; otherwise by ``v``'s state (``ctr``: :meth:`TreeBound.contraction
+    <pcfair.patterns.bounds.TreeBound.contraction>`'s tables):
+
+    - ``ω_δ``: ``0`` in ``y``; ``Δ_k`` in ``x`` with ``k`` (the spread of ``log θ_δ(k | ·)``
+      when no child's subtree can hold ``A`` evidence); ``τ_δ Σ_c ω_δ(c)`` excluded; the
+      largest of its cases undecided;
+    - ``ω_A``: the spread of ``ℓ_v(k, ·)`` in ``y`` with ``k``; unobserved on the ``A`` side
+      (excluded, or in ``x``): ``0`` when no child's subtree can hold ``A`` evidence, else
+      ``min(τ_d, τ_¬d) (spread_k m_k + Σ_c ω_A(c)) + 2h`` (``m_k`` the mid-range of
+      ``ℓ_v(k, ·)``, ``h`` the largest half-range); the largest of its cases undecided."""
+    for q in range(3):
+        o = 0.0
+        if kp[v] > 1:
+            col = 6 + 2 * q if q < 2 else 0
+            lo_p = POS
+            hi_p = NEG
+            for j in range(j_lo, j_hi):
+                m = moff[v] + j
+                if q == 2 and imp[m, 0]:
+                    continue  # A impossible: the slot has no weight above
+                lo_p = min(lo_p, box[m, col])
+                hi_p = max(hi_p, box[m, col])
+            if lo_p == NEG or hi_p == POS:
+                o = POS
+            elif st_ok:  # exact per slot (lo = hi)
+                o = (hi_p - lo_p) * (1.0 + 1e-12) if lo_p <= hi_p else 0.0
+            elif q < 2:
+                if s != IN_Y:
+                    om = 0.0
+                    for e in range(ch_ptr[v], ch_ptr[v + 1]):
+                        om += box[moff[ch_idx[e]], 10 + q]
+                    mixture = POS if om == POS else ctr[v, q, 0] * om * (1.0 + 1e-12)
+                    # v in x: Δ_k, or the spread of log θ(k | ·) itself when no child's
+                    # subtree can hold A evidence (the sum Σ_l θ(l | j) w_l is then 1)
+                    plane = q if kids_a else 4 + q
+                    if s == IN_X:
+                        o = ctr[v, plane, 2 + val[v]]
+                    elif s == FREE_SENS:
+                        o = max(mixture, ctr[v, plane, 1])
+                    else:  # excluded, or undecided and not sensitive (y: 0, or excluded)
+                        o = mixture
+            else:
+                if s == IN_Y:
+                    o = ctr[v, 2, 2 + val[v]]
+                else:
+                    mixture = 0.0
+                    if kids_a:
+                        om = 0.0
+                        for e in range(ch_ptr[v], ch_ptr[v + 1]):
+                            om += box[moff[ch_idx[e]], 12]
+                        tau = min(ctr[v, 0, 0], ctr[v, 1, 0])
+                        mixture = (tau * (ctr[v, 3, 0] + om) + ctr[v, 3, 1]) * (1.0 + 1e-12)
+                        if not mixture < POS:
+                            mixture = POS
+                    o = mixture
+                    if s == FREE or s == FREE_SENS:
+                        o = max(o, ctr[v, 2, 1])
+        for j in range(j_lo, j_hi):
+            box[moff[v] + j, 10 + q] = o
+
+@njit(cache=True)
+def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx,
+             moff, box, imp, lm, flags, out, dirty, rules, rr, mix) -> None:
     """Fill ``out = [A_lo, A_hi, B_lo, B_hi, D_lo, D_hi, impA, impB]`` for the forest's roots
     (the children of the decision), summed over the roots.
 
@@ -257,8 +332,12 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_
     ``log θ_d(v = k | pa = j)`` at ``toff[v] + j * card[v] + k``, ``th1``/``th0`` the same
     in linear space.
 
-    ``rules``: the mixture rules to apply (bits :data:`RULE_H`, :data:`RULE_M`); ``rr`` and
-    ``mix``: their scratch (:meth:`TreeBound.scratch <pcfair.patterns.bounds.TreeBound.scratch>`).
+    ``box[m, 10:12]`` the oscillations of rule C (:func:`_oscillation`; ``ctr`` its tables
+    of the model, :meth:`TreeBound.contraction
+    <pcfair.patterns.bounds.TreeBound.contraction>`).
+
+    ``rules``: the rules to apply (bits :data:`RULE_H`, :data:`RULE_M`, :data:`RULE_C`);
+    ``rr`` and ``mix``: the scratch of H and M (:meth:`TreeBound.scratch <pcfair.patterns.bounds.TreeBound.scratch>`).
 
     Incremental: a feature's entries depend only on the states in its subtree, so only the
     features marked in ``dirty`` (whose ``st``/``val`` changed since the arrays were last
@@ -359,7 +438,21 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_
             # D of the mixture (v unobserved on both sides) as the hull over k of the
             # x-case expressions log α_k − log β_k + Σ_c D(c, k) (see TreeBound, rule M)
             md_lo, md_hi = POS, NEG
-            mixed = xc and (s == EXCL or s == FREE or s == FREE_SENS) and rules != 0
+            mixed = (xc and (s == EXCL or s == FREE or s == FREE_SENS)
+                     and rules & (RULE_H | RULE_M) != 0)
+            # rule C: the children's oscillations, the hull of the D_k and of ℓ_k + A_k
+            om = POS
+            oa = 0.0
+            if xc and (s == EXCL or s == FREE or s == FREE_SENS) and rules & RULE_C:
+                om1 = 0.0
+                om0 = 0.0
+                for e in range(ch_ptr[v], ch_ptr[v + 1]):
+                    om1 += box[moff[ch_idx[e]], 10]
+                    om0 += box[moff[ch_idx[e]], 11]
+                    oa += box[moff[ch_idx[e]], 12]
+                om = min(om1, om0)
+            cd_lo, cd_hi = POS, NEG
+            el_lo, el_hi = POS, NEG  # the range of ℓ_k over the mixture's values
             nmix = 0
             for k in range(kv):
                 if lt1[base + k] == NEG and lt0[base + k] == NEG:
@@ -405,6 +498,12 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_
                 if not ib:
                     mxb_lo = min(mxb_lo, rb_lo)
                     mxb_hi = max(mxb_hi, rb_hi)
+                    if not ia:
+                        cd_lo = min(cd_lo, sd_lo)
+                        cd_hi = max(cd_hi, sd_hi)
+                if not ia:
+                    el_lo = min(el_lo, ell)
+                    el_hi = max(el_hi, ell)
                 if mixed and not ia:
                     q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, card,
                                                              toff, lt1, lt0, th1, th0, ch_ptr,
@@ -445,6 +544,7 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_
             # (P3), or exactly 0, by (P1), when no child's subtree can hold evidence
             has_a = mxa_lo <= mxa_hi
             has_b = mxb_lo <= mxb_hi
+            ca_lo, ca_hi = mxa_lo, mxa_hi  # the hull of ℓ_k + A_k (rule C)
             if not kids_a:
                 mxa_lo = 0.0
                 mxa_hi = 0.0
@@ -537,6 +637,13 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_
                         if nmix > 0 and rules & RULE_M:
                             w_lo, w_hi = _mixture_difference(mix, nmix)
                             lo, hi = _meet(lo, hi, w_lo, w_hi)
+                        if om < POS and cd_lo <= cd_hi and NEG < ca_lo and ca_hi < POS:
+                            # rule C: D ∈ [min D_k, max D_k] ± tanh(Δ/4) Ω, Δ ≤ the width
+                            # of the ℓ_k + A_k hull and ≤ the spread of ℓ_k + Σ_c ω_A(c), Ω
+                            # the children's oscillations
+                            width = min(ca_hi - ca_lo, _hi(el_hi - el_lo) + oa)
+                            t = math.tanh(width * 0.25) * om * (1.0 + 1e-12) + 1e-12
+                            lo, hi = _meet(lo, hi, _lo(cd_lo - t), _hi(cd_hi + t))
                         d_lo = min(d_lo, lo)
                         d_hi = max(d_hi, hi)
                     else:  # the same evidence on both sides: the same ratio
@@ -565,6 +672,9 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_
             box[m, 7] = min(p1_hi, 0.0)
             box[m, 8] = p0_lo
             box[m, 9] = min(p0_hi, 0.0)
+        if rules & RULE_C:
+            _oscillation(v, s, val, st_ok, kids_a, j_lo, j_hi, kp, moff, box, imp, ch_ptr,
+                         ch_idx, ctr)
     for q in range(6):
         out[q] = 0.0
     out[6] = 0.0

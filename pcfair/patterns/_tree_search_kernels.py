@@ -30,6 +30,9 @@ from pcfair.patterns._bound_kernels import (
     FREE,
     IN_X,
     IN_Y,
+    RULE_C,
+    RULE_H,
+    RULE_M,
     node_bound,
     rest_range,
     tree_box,
@@ -266,7 +269,7 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
 
     The state comes in bundles (tuples, unpacked below): ``model = (post, par, card, kp,
-    toff, lt1, lt0, th1, th0, ch_ptr, ch_idx, moff, log_prior)`` (the tree model of
+    toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior)`` (the tree model of
     :class:`~pcfair.patterns.bounds.TreeBound`); ``positions = (pos_var, sens, free_st,
     sens_left)``; ``state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)`` (the evidence
     and the path's frames); ``work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr,
@@ -286,7 +289,7 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
     Positions ``j`` hold the variables ``pos_var[j]`` (sensitive first,
     ``sens[j]``); ``free_st[j]`` is position ``j``'s undecided state.
     """
-    post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr, ch_idx, moff, log_prior = model
+    post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior = model
     pos_var, sens, free_st, sens_left = positions
     st, val, obs_a, obs_b, scratch, fa, fp, fint = state
     msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr, mix = work
@@ -306,6 +309,8 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
     shares = iparams[5]
     split = iparams[6]
     rules = iparams[7]
+    plain = rules & RULE_C  # the first box's rules (the same on every use of its arrays)
+    mixtures = rules & (RULE_H | RULE_M) != 0  # a second box is worth trying
     thr = delta + ATOL
     cap = os_.shape[0]
     visited = 0
@@ -400,10 +405,10 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
             prune = p < min_support
             if not prune:
                 ctrl[C_BOUNDS] += 1
-                tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ch_ptr,
-                         ch_idx, moff, box, imp, lm, flags, out, dirty, 0, rr, mix)
+                tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr,
+                         ch_idx, moff, box, imp, lm, flags, out, dirty, plain, rr, mix)
                 ub, a_min, a_max = node_bound(out, pi)
-                if ub >= 0.0 and rules != 0 and not _prunes(ub, thr, mode, by_div, k,
+                if ub >= 0.0 and mixtures and not _prunes(ub, thr, mode, by_div, k,
                                                              ctrl, hk, heap):
                     # the box with the mixture rules (second, incremental on its own
                     # arrays), only where the plain box does not prune already, and only
@@ -415,7 +420,7 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
                         use = stats2[2] % 64 == 0  # keep sampling the prune rate
                     if use:
                         stats2[0] += 1
-                        tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0,
+                        tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr,
                                  ch_ptr, ch_idx, moff, box2, imp2, lm2, flags2, out2, dirty2,
                                  rules, rr, mix)
                         ub2, a_min2, a_max2 = node_bound(out2, pi)
@@ -440,9 +445,9 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
                                     st[pos_var[j]] = FREE
                                     dirty[pos_var[j]] = True
                                     dirty2[pos_var[j]] = True
-                            tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0,
-                                     ch_ptr, ch_idx, moff, box, imp, lm, flags, out, dirty, 0,
-                                     rr, mix)
+                            tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr,
+                                     ch_ptr, ch_idx, moff, box, imp, lm, flags, out, dirty,
+                                     plain, rr, mix)
                             for j in range(dd):
                                 if code[j] < 0:
                                     st[pos_var[j]] = IN_X

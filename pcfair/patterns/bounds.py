@@ -444,6 +444,41 @@ class TreeBound:
         extremes, and it is exact when the posteriors are exact and every child's
         subtree is decided (a variable excluded just above a decided ``x``).
 
+      **Rule C (contraction), a third interval for** ``v`` **excluded.** Write ``d_H(u, w) =
+      max_k log(u_k/w_k) − min_k log(u_k/w_k)`` (Hilbert's projective distance of positive
+      vectors) and ``τ(T) = tanh(Δ(T)/4)`` for a positive matrix with projective diameter
+      ``Δ(T) = max log T[j,k] T[j',k'] / (T[j,k'] T[j',k])``: Birkhoff–Hopf's theorem says
+      ``d_H(Tu, Tw) ≤ τ(T) d_H(u, w)``, and any nonnegative ``T`` (``τ = 1``) gives
+      ``d_H(Tu, Tw) ≤ d_H(u, w)`` on the rows where ``Tw > 0`` (each ``(Tu)_j/(Tw)_j`` is a
+      weighted mean of the ``u_k/w_k``); a positive diagonal scaling leaves ``d_H`` unchanged.
+
+      * *Oscillations.* Per subtree and decision value, ``ω_δ(v)`` bounds ``p_δ(v, j) −
+        p_δ(v, j')`` over the parent values where the subtree's ``y'`` evidence has positive
+        probability, for every extension (:func:`._bound_kernels._oscillation`); it is +inf
+        whenever ``[p_δ]`` reaches −inf, so a finite ``ω`` means every ``U``, ``W`` below is
+        positive. ``v`` in ``y`` with ``k``: ``p_δ(v, j) = Σ_c p_δ(c, k)`` does not depend on
+        ``j``, ``ω = 0``. ``v`` excluded: ``e^{p_δ(v, j)} = (T M U)_j / (T M 1)_j`` with ``T`` the
+        table ``θ_δ(k | j)``, ``M = diag(Π_c m_δ(c, k))`` the ``y'`` messages and ``U_k = Π_c
+        e^{p_δ(c, k)}``, so ``ω ≤ τ(T) d_H(U, 1) ≤ τ(T) Σ_c ω_δ(c)`` (``TM`` has ``T``'s
+        diameter). ``v`` in ``x`` with ``k``: ``p_δ(v, j) = log θ_δ(k|j) − log Σ_l θ_δ(l|j)
+        M_l + const``, and the mediant inequality bounds its spread by ``Δ_k = max_{j, j', l}
+        log θ(k|j) − log θ(k|j') + log θ(l|j') − log θ(l|j)`` (:func:`_observed_spread`).
+        Undecided: the largest of its cases. A decided subtree: the spread of its exact values.
+      * *The difference.* For ``v`` excluded with finite ``ω``'s, the true ``α``, ``β`` are
+        positive on the same values (a ratio ``α_k/β_k`` that could be 0 or +inf makes the
+        hull of ``ℓ_k + A_k`` infinite and the rule is skipped) and ``U_k = W_k e^{D_k}``
+        there, with ``D_k ∈ [min_k D_k, max_k D_k]`` from the children's ``[D]``. Then
+        ``log Σ_k α_k U_k − log Σ_k β_k W_k = log Σ_k α_k U_k − log Σ_k β_k U_k e^{−D_k}``
+        lies within ``max_k D_k + log(Σ α U / Σ β U)`` above and ``min_k D_k + log(Σ α U / Σ β
+        U)`` below, and ``|log(Σ α U / Σ β U)| = d_H(PU, P1)`` for the ``2 × K`` matrix ``P =
+        [α; β]`` (rows summing to 1), at most ``τ(P) d_H(U, 1) ≤ τ(P) Σ_c ω_d(c)``. ``Δ(P) =
+        max_{k, k'} (ρ_k − ρ_k')`` with ``ρ_k = log α_k − log β_k = ℓ_k + A_k + const``, so
+        ``Δ(P)`` is at most the width of the hull of ``ℓ_k + [A](c, k)`` over ``k``. The same
+        holds with ``W`` and ``ω_¬d``; the smaller of the two sums is used. This is what
+        makes a sensitive variable deep in the tree cheap to bound: its influence shrinks by
+        ``τ`` at every excluded ancestor, where the other intervals add up the ancestors'
+        worst cases.
+
       Where ``v`` is unobserved on a side and no child's subtree can hold evidence on that
       side (every variable below ``v`` decided excluded), that side's ratio is exactly ``0``
       by (P1), which replaces the mixture interval (on a leaf ``v``: always). With this, on a
@@ -491,8 +526,8 @@ class TreeBound:
     """
 
     name = "tree"
-    #: The box's mixture rules H and M (bits of :data:`._bound_kernels.RULES_ALL`); ``0``
-    #: evaluates the box without them, which ``benchmarks/bench_tree_bound.py`` measures.
+    #: The box's rules H, M and C (bits of :data:`._bound_kernels.RULES_ALL`); fewer bits
+    #: evaluate the box without some, which ``benchmarks/bench_tree_order.py`` measures.
     rules: int = K.RULES_ALL
 
     def __init__(self, d: int, fav: int, log_prior: np.ndarray, parent: np.ndarray,
@@ -546,6 +581,7 @@ class TreeBound:
                 self.lt1[s: s + int(card[v])] = log_theta[v][fav][j]
                 self.lt0[s: s + int(card[v])] = log_theta[v][1 - fav][j]
         self.th1, self.th0 = np.exp(self.lt1), np.exp(self.lt0)
+        self.ctr = self.contraction()
         self.ch_ptr = np.zeros(n + 1, np.int64)
         for v in range(n):
             self.ch_ptr[v + 1] = self.ch_ptr[v] + len(children[v])
@@ -553,9 +589,54 @@ class TreeBound:
         self.slots = max(m, 1)
         self._buffers()
 
+    def contraction(self) -> np.ndarray:
+        """Rule C's tables (``ctr`` of :func:`._bound_kernels.tree_box`), per feature ``v``
+        (zeros for a child of ``D``: one parent value, nothing to spread over):
+
+        - ``ctr[v, q, 0]``, ``q`` 0 for ``d`` and 1 for ``¬d``: the contraction coefficient
+          of ``v``'s table (:func:`_contraction_coefficient`); ``ctr[v, q, 2 + k]`` the
+          spread ``Δ_k`` of its value ``k`` observed (:func:`_observed_spread`),
+          ``ctr[v, q, 1]`` their largest;
+        - ``ctr[v, 2, 2 + k]``: the spread over the parent's values ``j`` of ``ℓ_v(k, j) =
+          log θ_d(k|j) − log θ_¬d(k|j)``, ``ctr[v, 2, 1]`` their largest;
+        - ``ctr[v, 3, 0]``: the spread over ``k`` of the mid-ranges ``m_k`` of ``ℓ_v(k, ·)``,
+          ``ctr[v, 3, 1]``: twice the largest half-range (+inf where a ``θ`` is zero);
+        - ``ctr[v, 4 + q, 2 + k]``: the spread over ``j`` of ``log θ_δ(k | j)`` (+inf with a
+          zero), ``ctr[v, 4 + q, 1]`` their largest."""
+        n = len(self.card)
+        ctr = np.zeros((n, 6, int(self.card.max(initial=1)) + 2))
+        for v in range(n):
+            kv, kp = int(self.card[v]), int(self.kp[v])
+            if v == self.d or kp < 2:
+                continue
+            tables = [lt[self.toff[v]: self.toff[v] + kp * kv].reshape(kp, kv)
+                      for lt in (self.lt1, self.lt0)]
+            for q, table in enumerate(tables):
+                ctr[v, q, 0] = _contraction_coefficient(table)
+                ctr[v, q, 2: 2 + kv] = _observed_spread(table)
+                ctr[v, q, 1] = ctr[v, q, 2: 2 + kv].max()
+                with np.errstate(invalid="ignore"):
+                    leaf = table.max(axis=0) - table.min(axis=0)
+                leaf[~np.isfinite(table).all(axis=0)] = np.inf
+                ctr[v, 4 + q, 2: 2 + kv] = leaf
+                ctr[v, 4 + q, 1] = leaf.max()
+            with np.errstate(invalid="ignore"):
+                ell = tables[0] - tables[1]  # [j, k]
+            if not np.all(np.isfinite(ell)):
+                ctr[v, 2, 1:] = np.inf
+                ctr[v, 3, :2] = np.inf
+                continue
+            top, bottom = ell.max(axis=0), ell.min(axis=0)
+            ctr[v, 2, 2: 2 + kv] = top - bottom
+            ctr[v, 2, 1] = (top - bottom).max()
+            mid = (top + bottom) / 2
+            ctr[v, 3, 0] = mid.max() - mid.min()
+            ctr[v, 3, 1] = (top - bottom).max()
+        return ctr
+
     def _buffers(self) -> None:
         n, m = len(self.card), self.slots
-        self._box = np.zeros((m, 10))
+        self._box = np.zeros((m, K.BOX_COLUMNS))
         self._imp = np.zeros((m, 2), np.bool_)
         self._lm = np.zeros((m, 4))
         self._flags = np.zeros((n, 4), np.bool_)
@@ -608,7 +689,7 @@ class TreeBound:
         for v in free:
             st[v] = K.FREE_SENS if v in sensitive else K.FREE
         K.tree_box(st, val, self.post, self.parent, self.card, self.kp, self.toff, self.lt1,
-                   self.lt0, self.th1, self.th0, self.ch_ptr, self.ch_idx, self.moff, self._box, self._imp, self._lm,
+                   self.lt0, self.th1, self.th0, self.ctr, self.ch_ptr, self.ch_idx, self.moff, self._box, self._imp, self._lm,
                    self._flags, self._out, np.ones(n, np.bool_), self.rules, self._rr,
                    self._mix)
         return self._out.copy()
@@ -623,6 +704,50 @@ class TreeBound:
             return K.rest_range(self.box(x, y, free, sensitive, x_free=True), self.prior)
 
         return NodeBound(float(ub), float(a_min), float(a_max), rest)
+
+
+def _contraction_coefficient(log_table: np.ndarray) -> float:
+    """Birkhoff's contraction coefficient ``τ = tanh(Δ/4)`` of the table ``T[j, k] =
+    θ(k | j)`` (logs; rows the parent's values), ``Δ = max log T[j,k] T[j',k'] / (T[j,k']
+    T[j',k])`` its projective diameter: for positive vectors ``u``, ``w`` the Hilbert distance
+    ``d(Tu, Tw) ≤ τ d(u, w)`` (Birkhoff–Hopf), where ``d(u, w) = max_k log(u_k/w_k) −
+    min_k log(u_k/w_k)``. With a zero entry the diameter is infinite and ``τ = 1``: every
+    ``(Tu)_j / (Tw)_j`` is then still a weighted mean of the ``u_k / w_k``, so ``d`` does not
+    grow (a sub-matrix's diameter is at most the whole one's, so restricting ``u``, ``w`` to a
+    support keeps the bound).
+
+    >>> _contraction_coefficient(np.log([[0.9, 0.1], [0.1, 0.9]]))  # doctest: +ELLIPSIS
+    0.8...
+    """
+    if not np.all(np.isfinite(log_table)):
+        return 1.0
+    diff = log_table[:, None, :] - log_table[None, :, :]  # [j, j', k]
+    diam = float((diff.max(axis=2) - diff.min(axis=2)).max())
+    return float(np.tanh(diam / 4.0))
+
+
+def _observed_spread(log_table: np.ndarray) -> np.ndarray:
+    """Per value ``k``, ``Δ_k = max_{j, j', l} log θ(k|j) − log θ(k|j') + log θ(l|j') −
+    log θ(l|j)`` (logs; rows the parent's values), over the ``l`` with ``θ(l|j) + θ(l|j') >
+    0``; +inf where some ``θ(k|j)`` is zero. It bounds the spread over ``j`` of
+    ``log θ(k|j) − log Σ_l θ(l|j) w_l`` for any weights ``w ≥ 0`` (mediant: the ratio of the
+    sums at ``j'`` and ``j`` is at most ``max_l θ(l|j')/θ(l|j)``), the ``p`` of ``v``
+    observed with ``k`` on one side only.
+
+    >>> _observed_spread(np.log([[0.5, 0.5], [0.5, 0.5]]))
+    array([0., 0.])
+    """
+    with np.errstate(invalid="ignore"):
+        gain = log_table[None, :, :] - log_table[:, None, :]  # [j, j', l]: L[j', l] − L[j, l]
+    gain = np.where(np.isnan(gain), -np.inf, gain).max(axis=2)  # [j, j']
+    spread = np.empty(log_table.shape[1])
+    for k in range(log_table.shape[1]):
+        col = log_table[:, k]
+        if not np.all(np.isfinite(col)):
+            spread[k] = np.inf
+            continue
+        spread[k] = float((col[:, None] - col[None, :] + gain).max())
+    return spread
 
 
 def _parse_tree_model(circuit: Circuit, d: int):

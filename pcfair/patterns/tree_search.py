@@ -21,9 +21,9 @@ earlier ``x`` variables hold and this one takes another value" (as
 own marginals (the recognition is exact), computed in another order: scores agree with the
 circuit's to rounding, and the tests check them against brute force.
 
-The box is evaluated in two steps: without the mixture rules H and M of
-:class:`~pcfair.patterns.bounds.TreeBound` first, and with them (a second, incremental copy of
-the box) only where the first does not prune, and only while the second prunes at least one
+The box is evaluated in two steps: with the cheap contraction rule C of
+:class:`~pcfair.patterns.bounds.TreeBound` but without its mixture rules H and M first, and
+with all three (a second, incremental copy of the box) only where the first does not prune, and only while the second prunes at least one
 node in 20 of those it is tried on. Both boxes are sound, so which one prunes a node changes
 the work, never the answer.
 
@@ -124,12 +124,11 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     msg = np.zeros((slots, 2))
     has_ev = np.zeros(nv, np.bool_)
     tmp = np.zeros(2)
-    box, imp, lm = np.zeros((slots, 10)), np.zeros((slots, 2), np.bool_), np.zeros((slots, 4))
+    box, imp, lm = np.zeros((slots, BK.BOX_COLUMNS)), np.zeros((slots, 2), np.bool_), np.zeros((slots, 4))
     flags, out = np.zeros((nv, 4), np.bool_), np.zeros(8)
     dirty = np.ones(nv, np.bool_)  # every box entry is computed at the first bound
-    th1, th0 = np.exp(tb.lt1), np.exp(tb.lt0)
-    model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, th1, th0, tb.ch_ptr,
-             tb.ch_idx, tb.moff, tb.log_prior)
+    model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, tb.th1, tb.th0, tb.ctr,
+             tb.ch_ptr, tb.ch_idx, tb.moff, tb.log_prior)
 
     positions = (pos_var, is_sens, free_st, sens_left)
     state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)

@@ -20,7 +20,8 @@ from pcfair.circuit.variables import Variables
 from pcfair.errors import OptionError
 from pcfair.learn.clt import TreeStructure, compile_tree
 from pcfair.patterns import certify, find_patterns
-from pcfair.patterns.bounds import (NaiveBayesBound, QuotientBound, TreeBound, coupled_bound,
+from pcfair.patterns.bounds import (NaiveBayesBound, QuotientBound, TreeBound,
+                                    _contraction_coefficient, _observed_spread, coupled_bound,
                                     select_bound)
 from pcfair.patterns.search import search
 from pcfair.patterns.search_types import SearchOptions
@@ -168,6 +169,7 @@ def check_node(pc, joint, d, fav, sens, x, y, free):
     assert tb is not None
     got = tb.node(x, y, free, set(sens))
     box = tb.box(x, y, free, set(sens))
+    osc = tb._box[:, 10:13].copy()  # rule C's oscillations of this node's box
     options = []
     for v in free:
         opts = [("y", k) for k in range(joint.shape[v])] + [("e", 0)]
@@ -192,6 +194,7 @@ def check_node(pc, joint, d, fav, sens, x, y, free):
         best = max(best, abs(a - b))
         assert got is not None, "a defined extension was declared impossible"
         _inside_box(box, tb.prior, a, b, (x, y, free, xx, yy))
+        _within_oscillation(tb, osc, joint, d, fav, y, xx, yy)
         assert abs(a - b) <= got.ub + TOL, (x, y, free, xx, yy, a - b, got.ub)
         assert got.a_min - TOL <= a <= got.a_max + TOL
         p_not = _mass_not(joint, yy, xx)
@@ -225,6 +228,59 @@ def _inside_box(box, prior, a, b, where):
     assert near(box[0], big_a, box[1]), ("A", box[:2], big_a, where)
     assert near(box[2], big_b, box[3]), ("B", box[2:4], big_b, where)
     assert near(box[4], big_b - big_a, box[5]), ("D", box[4:6], big_b - big_a, where)
+
+
+def _subtree(tb, v) -> set:
+    below, grew = {v}, True
+    while grew:
+        grew = False
+        for u, p in enumerate(tb.parent):
+            if p in below and u not in below and u != tb.d:
+                below.add(u)
+                grew = True
+    return below
+
+
+def _within_oscillation(tb, osc, joint, d, fav, y, xx, yy):
+    """Rule C's claims for every feature ``v`` with a feature parent not in the node's ``y``:
+    ``p_δ(v, j) = log P_δ(x'_sub | y'_sub, pa = j)`` spreads over the parent values ``j``
+    (those where ``P(pa = j, D = δ) > 0`` and the ``y'`` evidence below has positive
+    probability) by at most ``ω_δ(v)``, and ``g_A(v, j) = log P_d(y'_sub | j) − log
+    P_¬d(y'_sub | j)`` (where both are positive) by at most ``ω_A(v)``; computed here from the
+    joint table."""
+    for v in range(joint.ndim):
+        pa = int(tb.parent[v])
+        if v == d or pa < 0 or pa in y:
+            continue
+        sub = _subtree(tb, v)
+        ey = {u: k for u, k in yy.items() if u in sub}
+        ex = {**ey, **{u: k for u, k in xx.items() if u in sub}}
+        ga = []
+        for j in range(joint.shape[pa]):
+            m = [_mass(joint, {pa: j, d: dv}) for dv in (fav, 1 - fav)]
+            a = [_mass(joint, {**ey, pa: j, d: dv}) for dv in (fav, 1 - fav)]
+            if min(m) < 1e-200 or min(a[0] / m[0], a[1] / m[1]) < 1e-200:
+                continue
+            ga.append(np.log(a[0] / m[0]) - np.log(a[1] / m[1]))
+        if len(ga) > 1 and osc[tb.moff[v], 2] < np.inf:
+            spread = max(ga) - min(ga)
+            assert spread <= osc[tb.moff[v], 2] + 1e-6 * (1 + spread), (
+                "ω_A", v, spread, osc[tb.moff[v], 2], xx, yy)
+        for q, dv in enumerate((fav, 1 - fav)):
+            ps = []
+            for j in range(joint.shape[pa]):
+                base = _mass(joint, {pa: j, d: dv})
+                m_a = _mass(joint, {**ey, pa: j, d: dv})
+                if base < 1e-200 or m_a < 1e-200 * base:
+                    continue  # the parent value has no mass, or the y' evidence none
+                m_b = _mass(joint, {**ex, pa: j, d: dv})
+                ps.append(np.log(m_b / m_a) if m_b > 0 else -np.inf)
+            bound = osc[tb.moff[v], q]
+            if len(ps) < 2 or bound == np.inf:
+                continue
+            assert np.isfinite(ps).all(), ("ω finite but p = −inf", v, q, ps, bound)
+            spread = max(ps) - min(ps)
+            assert spread <= bound + 1e-6 * (1 + spread), ("ω", v, q, spread, bound, xx, yy)
 
 
 def random_node(rng, n, d, sens, max_free=4):
@@ -492,3 +548,93 @@ def test_weighted_extreme_solves_the_cut_simplex_programme(seed, n, upper):
     m[:, 0] += 1.0
     m[:, 1] += 1.0
     assert _weighted_extreme(m, n, 8, 0, upper) == (c.max() if upper else c.min())
+
+
+def _hilbert(u, w) -> float:
+    r = np.log(u) - np.log(w)
+    return float(r.max() - r.min())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 10), st.integers(2, 10), st.booleans())
+def test_contraction_coefficient_bounds_every_hilbert_distance(seed, rows, cols, zeros):
+    """Birkhoff–Hopf (rule C): ``d_H(Tu, Tw) ≤ τ d_H(u, w)`` for random positive ``u``,
+    ``w`` (spread over many scales) and tables with zeros (then ``τ = 1``: no growth)."""
+    rng = np.random.default_rng(seed)
+    table = rng.dirichlet(np.full(cols, 0.5), size=rows)
+    if zeros:
+        table[rng.random(table.shape) < 0.2] = 0.0
+        table[:, 0] += (table.sum(axis=1) == 0)  # no empty row
+    with np.errstate(divide="ignore"):
+        tau = _contraction_coefficient(np.log(table))
+    assert 0.0 <= tau <= 1.0
+    for _ in range(50):
+        u = np.exp(rng.normal(0, rng.uniform(0.1, 5), cols))
+        w = np.exp(rng.normal(0, rng.uniform(0.1, 5), cols))
+        assert _hilbert(table @ u, table @ w) <= tau * _hilbert(u, w) * (1 + 1e-9) + 1e-12
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 10), st.integers(2, 10), st.booleans())
+def test_observed_spread_bounds_the_spread_of_an_observed_value(seed, rows, cols, zeros):
+    """``Δ_k`` (rule C, ``v`` in ``x`` with ``k``) against the spread over ``j`` of
+    ``log θ(k|j) − log Σ_l θ(l|j) w_l`` for random weights ``w ≥ 0``, and reached by some."""
+    rng = np.random.default_rng(seed)
+    table = rng.dirichlet(np.full(cols, 0.5), size=rows)
+    if zeros:
+        table[rng.random(table.shape) < 0.2] = 0.0
+        table[:, 0] += (table.sum(axis=1) == 0)
+    with np.errstate(divide="ignore"):
+        spread = _observed_spread(np.log(table))
+    for k in range(cols):
+        if (table[:, k] == 0).any():
+            assert spread[k] == np.inf
+            continue
+        best = 0.0
+        for trial in range(60):
+            w = np.exp(rng.normal(0, 4, cols)) * (rng.random(cols) < 0.8)
+            if trial < cols:
+                w = np.eye(cols)[trial] + 1e-300  # the extreme weights, where it is reached
+            mix = table @ w
+            if (mix <= 0).any():
+                continue
+            vals = np.log(table[:, k]) - np.log(mix)
+            best = max(best, float(vals.max() - vals.min()))
+        assert best <= spread[k] * (1 + 1e-9) + 1e-12
+        if np.isfinite(spread[k]):
+            assert best >= spread[k] * (1 - 1e-6) - 1e-9  # the bound is attained
+
+
+def test_rule_c_mutations_are_caught(monkeypatch):
+    """Rule C's tables shrunk (contraction × 0.3, the observed spreads halved, or the spreads
+    of ``ℓ`` halved) make some random model's box or oscillation claim fail against brute
+    force."""
+    original = TreeBound.contraction
+
+    def caught(scale_tau: float, scale_spread: float, scale_ell: float = 1.0) -> bool:
+        def mutated(self):
+            ctr = original(self)
+            ctr[:, :2, 0] *= scale_tau
+            ctr[:, :2, 1:] *= scale_spread
+            ctr[:, 4:, 1:] *= scale_spread
+            ctr[:, 2:4] *= scale_ell
+            return ctr
+
+        monkeypatch.setattr(TreeBound, "contraction", mutated)
+        try:
+            for seed in range(40):
+                rng = np.random.default_rng(seed)
+                n = int(rng.integers(3, 7))
+                cards = [2] + [int(c) for c in rng.integers(2, 4, n - 1)]
+                pc, _ = tree_bn(rng, cards, ("root", "deep")[seed % 2])
+                _check_model(pc, rng, nodes=6)
+                _check_model(random_tan(rng, cards), rng, nodes=6)
+        except AssertionError:
+            return True
+        finally:
+            monkeypatch.setattr(TreeBound, "contraction", original)
+        return False
+
+    assert caught(0.3, 1.0)
+    assert caught(1.0, 0.5)
+    assert caught(1.0, 1.0, 0.3)
