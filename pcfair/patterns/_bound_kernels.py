@@ -443,7 +443,7 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
             # rule C: the children's oscillations, the hull of the D_k and of ℓ_k + A_k
             om = POS
             oa = 0.0
-            if xc and (s == EXCL or s == FREE or s == FREE_SENS) and rules & RULE_C:
+            if xc and s != IN_Y and rules & RULE_C:
                 om1 = 0.0
                 om0 = 0.0
                 for e in range(ch_ptr[v], ch_ptr[v + 1]):
@@ -610,8 +610,15 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
                         # d, ¬d), intersected with the difference of the two intervals
                         lo1 = _lo(rb_lo - mxa_hi)
                         hi1 = _hi(rb_hi - mxa_lo)
-                        lo2 = _lo(_lo(q1_lo - q0_hi) + sd_lo)
-                        hi2 = _hi(_hi(q1_hi - q0_lo) + sd_hi)
+                        r_lo = _lo(q1_lo - q0_hi)
+                        r_hi = _hi(q1_hi - q0_lo)
+                        if rules & RULE_C:
+                            # rule C: log α_k/β_k = ρ_k − log E_β e^ρ, ρ_l = ℓ_l + A_l, and
+                            # the A_l spread by at most Σ_c ω_A(c)
+                            r_lo, r_hi = _meet(r_lo, r_hi, _lo(_lo(ell - el_hi) - oa) - 1e-12,
+                                               _hi(_hi(ell - el_lo) + oa) + 1e-12)
+                        lo2 = _lo(r_lo + sd_lo)
+                        hi2 = _hi(r_hi + sd_hi)
                         lo, hi = _meet(lo1, hi1, lo2, hi2)
                         d_lo = min(d_lo, lo)
                         d_hi = max(d_hi, hi)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import assume, example, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns.summaries import pareto_candidates
@@ -13,21 +13,21 @@ MASS = st.one_of(st.just(0.0), st.just(1e-12), st.floats(1e-300, 1e-3),
                  st.floats(1e-3, 1.0))
 
 
-@settings(max_examples=3000, deadline=None)
-@given(MASS, MASS, MASS, MASS, st.one_of(st.just(0.0), st.floats(0.0, 0.6)),
-       st.booleans())
-@example(0.0, 1e-300, 1e-12, 1.0, 0.0, False)  # found by CI: a subnormal divergence
-def test_chi2_bound_is_at_least_the_divergence(a1, a0, m1, m0, delta, positive):
+@settings(max_examples=3000, deadline=None,
+          suppress_health_check=[HealthCheck.filter_too_much])  # most δ exceed a random |Δ|
+@given(MASS, MASS, MASS, MASS, st.one_of(st.just(0.0), st.floats(0.0, 0.6)))
+@example(0.0, 1e-300, 1e-12, 1.0, 0.0)  # found by CI: a subnormal divergence
+def test_chi2_bound_is_at_least_the_divergence(a1, a0, m1, m0, delta):
     """The χ² bound never falls below the divergence the kernel computes (the same
     arithmetic), for any masses (zeros, 1e-12, tiny and ordinary) and thresholds, including
-    infinite divergences."""
+    infinite divergences, on patterns of either sign."""
     assume(a1 + a0 > 0)
     total = a1 + a0 + m1 + m0
     a1, a0, m1, m0 = (v / total for v in (a1, a0, m1, m0))
     q = a1 / (a1 + a0)
     p_dy = (a1 + m1) / (a1 + a0 + m1 + m0)
     score = q - p_dy
-    assume((score > 0) == positive and abs(score) > delta)
+    assume(abs(score) > delta)
     exact = K._divergence(a1, a0, m1, m0, score, delta)
     bound = K._divergence_chi2(a1, a0, m1, m0, score, delta)
     assert bound >= exact or (np.isinf(bound) and np.isinf(exact))
