@@ -381,6 +381,17 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
         if pv >= 0 and st[pv] == IN_Y:  # the parent reads only the slot of its value
             j_lo = val[pv]
             j_hi = j_lo + 1
+        # rule C: the sums of the children's oscillations (one value for every slot)
+        om = POS
+        oa = 0.0
+        if xc and s != IN_Y and not st_ok and rules & RULE_C:
+            om1 = 0.0
+            om0 = 0.0
+            for e in range(ch_ptr[v], ch_ptr[v + 1]):
+                om1 += box[moff[ch_idx[e]], 10]
+                om0 += box[moff[ch_idx[e]], 11]
+                oa += box[moff[ch_idx[e]], 12]
+            om = min(om1, om0)
         for j in range(j_lo, j_hi):
             m = moff[v] + j
             base = toff[v] + j * kv
@@ -440,18 +451,7 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
             md_lo, md_hi = POS, NEG
             mixed = (xc and (s == EXCL or s == FREE or s == FREE_SENS)
                      and rules & (RULE_H | RULE_M) != 0)
-            # rule C: the children's oscillations, the hull of the D_k and of ℓ_k + A_k
-            om = POS
-            oa = 0.0
-            if xc and s != IN_Y and rules & RULE_C:
-                om1 = 0.0
-                om0 = 0.0
-                for e in range(ch_ptr[v], ch_ptr[v + 1]):
-                    om1 += box[moff[ch_idx[e]], 10]
-                    om0 += box[moff[ch_idx[e]], 11]
-                    oa += box[moff[ch_idx[e]], 12]
-                om = min(om1, om0)
-            cd_lo, cd_hi = POS, NEG
+            cd_lo, cd_hi = POS, NEG  # rule C: the hull of the D_k
             el_lo, el_hi = POS, NEG  # the range of ℓ_k over the mixture's values
             nmix = 0
             for k in range(kv):
