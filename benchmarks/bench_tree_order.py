@@ -2,7 +2,9 @@
 
 ``--compare orders`` (the default): the tree order against the influence order. Both walk the
 same lattice with the same bound (:class:`pcfair.patterns.bounds.TreeBound`) and give the same
-answers; only the pruning differs. ``--compare rules``: the tree order with the box's mixture
+answers; only the pruning differs. ``--compare contraction``: with and without the box's rule
+C; ``--compare ladder``: top-k with and without the first-witness climb that raises its
+threshold first. ``--compare rules``: the tree order with the box's mixture
 rules H and M (the default) against the box without them (``TreeBound.rules = 0``, the bound
 before they were added). Each task runs the compiled search
 (:func:`pcfair.patterns.tree_search.tree_search`, one process) with the variable order of
@@ -59,11 +61,13 @@ from pcfair.patterns.search_types import search_order  # noqa: E402
 from pcfair.patterns.tree_search import tree_search  # noqa: E402
 
 #: variant name → (variable order, the box's rules)
-VARIANTS = {"tree": ("tree", RULES_ALL), "influence": ("influence", RULES_ALL),
-            "box without H, M": ("tree", RULE_C), "box without C": ("tree", RULE_H | RULE_M)}
+VARIANTS = {"tree": ("tree", RULES_ALL, True), "influence": ("influence", RULES_ALL, True),
+            "box without H, M": ("tree", RULE_C, True),
+            "box without C": ("tree", RULE_H | RULE_M, True),
+            "no ladder": ("tree", RULES_ALL, False)}
 #: the two variants each task runs, by ``--compare``
 PAIRS = {"orders": ("tree", "influence"), "rules": ("tree", "box without H, M"),
-         "contraction": ("tree", "box without C")}
+         "contraction": ("tree", "box without C"), "ladder": ("tree", "no ladder")}
 PAIR = PAIRS["orders"]
 
 
@@ -119,12 +123,12 @@ class Task:
                        for o in ("tree", "influence")}
 
     def run(self, variant, delta, mode, k=1, min_support=0.0, limit=120.0):
-        order, rules = VARIANTS[variant]
+        order, rules, ladder = VARIANTS[variant]
         tb = self.tb.fresh()
         tb.rules = rules
         t = time.perf_counter()
         res = tree_search(tb, self.sens, delta, self.orders[order], mode=mode,
-                          k=k, time_limit=limit, min_support=min_support)
+                          k=k, time_limit=limit, min_support=min_support, ladder=ladder)
         return res, time.perf_counter() - t
 
 
@@ -269,7 +273,8 @@ def main() -> None:
                     help="the raw German tasks' min_support values (comma-separated)")
     ap.add_argument("--compare", choices=sorted(PAIRS), default="orders",
                     help="orders: tree against influence; rules: the box with and without "
-                         "its mixture rules H and M; contraction: with and without rule C")
+                         "its mixture rules H and M; contraction: with and without rule C; "
+                         "ladder: top-k with and without the first-witness climb")
     args = ap.parse_args()
     global PAIR
     PAIR = PAIRS[args.compare]

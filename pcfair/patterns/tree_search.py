@@ -27,7 +27,9 @@ with all three (a second, incremental copy of the box) only where the first does
 node in 20 of those it is tried on. Both boxes are sound, so which one prunes a node changes
 the work, never the answer.
 
-Only ``search``'s ``seed_runs`` is not used: the compiled search does not need a head start.
+A top-k by |Δ| climbs first (``ladder``): first-witness runs, each at the |Δ| of the last
+witness, raise a floor that the top-k search then starts from (see :func:`tree_search`).
+``search``'s ``seed_runs`` is not used: the ladder is the compiled search's head start.
 A ``deadline`` (a :func:`time.time` value) is checked between kernel calls (about
 20 ms each); a run it stops is marked incomplete.
 
@@ -60,9 +62,15 @@ from pcfair.patterns._compiled import (
     check_request,
     drive,
 )
+from pcfair.patterns._search_kernels import ATOL
 from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.executors import deadline_from
-from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
+from pcfair.patterns.search_types import SearchOptions, SearchResult, pattern_key, search_order
+
+
+#: Seconds each first-witness run of the ladder may take (less where less time is left); a
+#: run that does not finish ends the ladder.
+LADDER_STEP_SECONDS = 2.0
 
 
 def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
@@ -70,7 +78,8 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
                 deadline: float | None = None, time_limit: float | None = None,
                 min_support: float = 0.0, best_first: bool = True,
                 progress: bool | None = False,
-                partition: tuple[int, int, int] | None = None) -> SearchResult:
+                partition: tuple[int, int, int] | None = None,
+                ladder: bool = True) -> SearchResult:
     """Compiled branch and bound over the tree model ``tb`` (see the module docstring).
 
     ``order``: the features in search order, sensitive first. ``mode``, ``k``, ``rank_by``,
@@ -79,11 +88,88 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     ``best_first``: visit a top-k node's children by decreasing score. ``partition = (w, n,
     depth)``: explore only the subtrees below ``depth`` that hash to ``w`` modulo ``n`` (one
     share of :func:`pcfair.patterns.parallel.parallel_search`).
+
+    ``ladder`` (top-k by |Δ|): first climb with first-witness runs, each at the |Δ| of the
+    last witness (:func:`_ladder`), then run the top-k search with its threshold just below
+    the ``k``-th largest witness. A first-witness run prunes every node whose bound is under
+    its δ from the start, where the top-k search's threshold rises only as it finds patterns,
+    so the climb reaches the largest |Δ| far sooner on models with a few extreme patterns
+    (the raw German CLT: 0.893 in 50 s, where the top-k search alone had 0.824 after 60 s).
+    The answer is the same: at least ``k`` patterns (the witnesses) have ``|Δ|`` at or above
+    the threshold, so the ``k`` largest are all above it, and a top-k search restricted to
+    the patterns above it returns them (the witnesses themselves are found again: their
+    nodes' bounds are at least their ``|Δ|``). A climb that ends with a run proving that no
+    pattern exceeds the last witness answers a top-1 outright.
     """
     check_request(mode, rank_by, k)
-    t0 = time.perf_counter()
     if deadline is None and time_limit is not None:
         deadline = deadline_from(time_limit)
+    if not (ladder and mode == "topk" and rank_by == "discrimination"):
+        return _tree_search(tb, sensitive, delta, order, mode=mode, k=k, rank_by=rank_by,
+                            deadline=deadline, min_support=min_support,
+                            best_first=best_first, progress=progress, partition=partition)
+    t0 = time.perf_counter()
+    steps, proved = _ladder(tb, sensitive, delta, order, deadline, min_support, partition)
+    witnesses = [s.patterns[0] for s in steps if s.patterns]
+    found = [abs(w.score) for w in witnesses]
+    if proved and (k == 1 or not found):
+        # the last run found nothing above the last witness (or above δ: no pattern at all)
+        res = steps[-2] if found else steps[-1]
+        res.complete = True
+    else:
+        floor = delta
+        if len(found) >= k:
+            floor = max(delta, sorted(found)[-k] - 2 * ATOL)  # the witnesses stay above it
+        res = _tree_search(tb, sensitive, floor, order, mode=mode, k=k, rank_by=rank_by,
+                           deadline=deadline, min_support=min_support,
+                           best_first=best_first, progress=progress, partition=partition)
+        if res.complete and floor > delta and len(res.patterns) < k:  # cannot happen
+            raise AssertionError("the top-k search lost a witness of its ladder")
+        if not res.complete:  # cut short: keep the witnesses it has not found again
+            seen = {pattern_key(p.x, p.y) for p in res.patterns}
+            extra = [w for w in witnesses if pattern_key(w.x, w.y) not in seen]
+            res.patterns = sorted(res.patterns + extra, key=lambda p: -abs(p.score))[:k]
+    for s in steps:
+        if s is not res:
+            res.nodes += s.nodes
+            res.bounds += s.bounds
+            res.pruned += s.pruned
+            res.best = max(res.best, s.best)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
+            deadline: float | None, min_support: float,
+            partition: tuple[int, int, int] | None) -> tuple[list[SearchResult], bool]:
+    """First-witness runs at ``δ_0 = delta``, then each at the |Δ| of the last witness, until
+    a run finds none (``proved``: it completed, so no pattern exceeds the last witness) or
+    does not finish within :data:`LADDER_STEP_SECONDS` (or the time left). Returns the runs
+    and ``proved``; the witnesses' |Δ| increase strictly, so they are distinct patterns."""
+    steps: list[SearchResult] = []
+    level = delta
+    while True:
+        step_end = time.time() + LADDER_STEP_SECONDS
+        if deadline is not None:
+            step_end = min(step_end, deadline)
+            if deadline - time.time() < 0.1:
+                return steps, False
+        run = _tree_search(tb, sensitive, level, order, mode="first", k=1,
+                           rank_by="discrimination", deadline=step_end,
+                           min_support=min_support, best_first=True, progress=False,
+                           partition=partition)
+        steps.append(run)
+        if not run.patterns:
+            return steps, run.complete
+        level = abs(run.patterns[0].score)
+
+
+def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
+                 mode: str, k: int, rank_by: str, deadline: float | None, min_support: float,
+                 best_first: bool, progress: bool | None,
+                 partition: tuple[int, int, int] | None) -> SearchResult:
+    """One compiled search (:func:`tree_search` without the ladder)."""
+    t0 = time.perf_counter()
     card = tb.card
     nv = len(card)
     sens = sorted(set(int(v) for v in sensitive))

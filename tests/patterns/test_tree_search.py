@@ -126,7 +126,9 @@ def test_matches_the_python_search(seed, kind, n, zeros, tiny, ties):
                 for p in got_k.patterns:
                     assert key(p) in {key(q) for q in ref.patterns} or delta > 0 and \
                         abs(p.score) <= delta + 1e-12
-            plain = run(pc, sens, delta, mode="topk", k=5, rank_by=rank, best_first=False)
+            # the same walk as the Python search, node for node (no ladder before it)
+            plain = run(pc, sens, delta, mode="topk", k=5, rank_by=rank, best_first=False,
+                        ladder=False)
             ref_plain = search(pc, 0, 1, sens, delta, mode="topk", k=5, rank_by=rank,
                                order=order, options=SearchOptions(
                                    bound="tree", seed_runs=0, best_first=False,
@@ -154,6 +156,54 @@ def test_against_brute_force(seed, kind, n, zeros, tiny, ties, delta, fav):
     top = run(pc, sens, delta, fav, mode="topk", k=3)
     assert [abs(p.score) for p in top.patterns] == pytest.approx(
         sorted((abs(s) for s, _ in want.values()), reverse=True)[:3], abs=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["tan", "root", "deep"]),
+       st.integers(3, 6), st.booleans(), st.booleans(), st.sampled_from([0.0, 0.05]),
+       st.sampled_from([0.0, 0.01]), st.sampled_from([1, 3, 10]), st.booleans())
+def test_the_ladder_gives_the_top_k_of_brute_force(seed, kind, n, zeros, ties, delta,
+                                                    support, k, step_cut):
+    """Top-k by |Δ| with the ladder (first-witness runs, then the top-k search above the
+    k-th witness) against brute force and against the top-k search alone, with ``δ`` and
+    ``min_support``; ``step_cut`` gives every ladder run no time (the ladder ends at once,
+    cut, and the top-k search does all the work)."""
+    import pcfair.patterns.tree_search as TS
+
+    pc, sens = model(seed, kind, n, zeros, False, ties)
+    want = sorted((abs(sc) for sc, p in brute(pc, sens, delta).values() if p >= support),
+                  reverse=True)[:k]
+    old = TS.LADDER_STEP_SECONDS
+    TS.LADDER_STEP_SECONDS = 0.0 if step_cut else old
+    try:
+        got = run(pc, sens, delta, mode="topk", k=k, min_support=support)
+    finally:
+        TS.LADDER_STEP_SECONDS = old
+    alone = run(pc, sens, delta, mode="topk", k=k, min_support=support, ladder=False)
+    assert got.complete and alone.complete
+    assert [abs(p.score) for p in got.patterns] == pytest.approx(want, abs=1e-9)
+    assert [abs(p.score) for p in alone.patterns] == pytest.approx(want, abs=1e-9)
+    assert got.best >= (want[0] if want else 0.0) - 1e-9  # the largest |Δ| seen, any support
+
+
+def test_a_ladder_cut_short_keeps_its_witnesses(monkeypatch):
+    """When the top-k search after the ladder is cut by the deadline, the result is
+    incomplete and still holds the ladder's witnesses (the best patterns it found)."""
+    import pcfair.patterns.tree_search as TS
+
+    pc, sens = model(2, "tan", 6)
+    full = run(pc, sens, 0.0, mode="topk", k=3, ladder=False)
+    original = TS._tree_search
+
+    def cut_top_k(*args, **kw):
+        if kw["mode"] == "topk":
+            kw["deadline"] = time.time() - 1  # no time left for the top-k search
+        return original(*args, **kw)
+
+    monkeypatch.setattr(TS, "_tree_search", cut_top_k)
+    got = run(pc, sens, 0.0, mode="topk", k=3)
+    assert not got.complete and got.patterns
+    assert abs(got.patterns[0].score) == pytest.approx(abs(full.patterns[0].score), abs=1e-12)
 
 
 def test_a_huge_log_normaliser_changes_nothing():
