@@ -27,8 +27,8 @@ with all three (a second, incremental copy of the box) only where the first does
 node in 20 of those it is tried on. Both boxes are sound, so which one prunes a node changes
 the work, never the answer.
 
-A top-k by |Δ| climbs first (``ladder``): first-witness runs, each at the |Δ| of the last
-witness, raise a floor that the top-k search then starts from (see :func:`tree_search`).
+A top-k by |Δ| climbs first (``ladder``): first-witness runs at thresholds above the best
+found raise a floor that the top-k search then starts from (see :func:`tree_search`).
 ``search``'s ``seed_runs`` is not used: the ladder is the compiled search's head start.
 A ``deadline`` (a :func:`time.time` value) is checked between kernel calls (about
 20 ms each); a run it stops is marked incomplete.
@@ -68,9 +68,17 @@ from pcfair.patterns.executors import deadline_from
 from pcfair.patterns.search_types import SearchOptions, SearchResult, pattern_key, search_order
 
 
-#: Seconds each first-witness run of the ladder may take (less where less time is left); a
-#: run that does not finish ends the ladder.
+#: Seconds the top-k search runs alone before the ladder (a sixth of the time left at most).
+LADDER_AFTER_SECONDS = 10.0
+#: Seconds each first-witness run of the ladder may take (less where less time is left).
 LADDER_STEP_SECONDS = 2.0
+#: The ladder's share of the time left (of :data:`LADDER_SECONDS` without a deadline).
+LADDER_SHARE = 0.25
+#: The ladder's time without a deadline.
+LADDER_SECONDS = 30.0
+#: Runs in a row that end without an answer (neither a witness nor a proof) end the ladder:
+#: near the largest |Δ| proofs are what costs, and the top-k search does that work anyway.
+LADDER_CUTS = 2
 
 
 def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
@@ -89,17 +97,19 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     depth)``: explore only the subtrees below ``depth`` that hash to ``w`` modulo ``n`` (one
     share of :func:`pcfair.patterns.parallel.parallel_search`).
 
-    ``ladder`` (top-k by |Δ|): first climb with first-witness runs, each at the |Δ| of the
-    last witness (:func:`_ladder`), then run the top-k search with its threshold just below
-    the ``k``-th largest witness. A first-witness run prunes every node whose bound is under
-    its δ from the start, where the top-k search's threshold rises only as it finds patterns,
-    so the climb reaches the largest |Δ| far sooner on models with a few extreme patterns
-    (the raw German CLT: 0.893 in 50 s, where the top-k search alone had 0.824 after 60 s).
-    The answer is the same: at least ``k`` patterns (the witnesses) have ``|Δ|`` at or above
-    the threshold, so the ``k`` largest are all above it, and a top-k search restricted to
-    the patterns above it returns them (the witnesses themselves are found again: their
-    nodes' bounds are at least their ``|Δ|``). A climb that ends with a run proving that no
-    pattern exceeds the last witness answers a top-1 outright.
+    ``ladder`` (top-k by |Δ|): where the top-k search has not ended within
+    :data:`LADDER_AFTER_SECONDS` (a sixth of the time left at most), climb from the best
+    pattern it found with first-witness runs at optimistic thresholds (:func:`_ladder`),
+    then run the top-k search again with its threshold just below the ``k``-th largest
+    pattern known. A first-witness run prunes every node whose bound is under its δ from
+    the start, where the top-k search's threshold rises only as it finds patterns, so a
+    climb with thresholds above the best found reaches the largest |Δ| far sooner on models
+    with a few extreme patterns.
+    The answer is the same: at least ``k`` known patterns (distinct: each witness is above
+    every pattern known before it) have ``|Δ|`` at or above the threshold, so the ``k``
+    largest are all above it, and a top-k search restricted to the patterns above it returns
+    them (the known ones are found again: their nodes' bounds are at least their ``|Δ|``).
+    A climb whose first run proves that no pattern exceeds δ answers outright.
     """
     check_request(mode, rank_by, k)
     if deadline is None and time_limit is not None:
@@ -109,27 +119,42 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
                             deadline=deadline, min_support=min_support,
                             best_first=best_first, progress=progress, partition=partition)
     t0 = time.perf_counter()
-    steps, proved = _ladder(tb, sensitive, delta, order, deadline, min_support, partition)
-    witnesses = [s.patterns[0] for s in steps if s.patterns]
-    found = [abs(w.score) for w in witnesses]
-    if proved and (k == 1 or not found):
-        # the last run found nothing above the last witness (or above δ: no pattern at all)
-        res = steps[-2] if found else steps[-1]
+    kwargs = dict(k=k, rank_by=rank_by, min_support=min_support, best_first=best_first,
+                  partition=partition)
+    # the top-k search alone first: most searches end within it, and the ladder then costs
+    # nothing; its patterns (real ones) seed the ladder
+    first_end = time.time() + LADDER_AFTER_SECONDS
+    if deadline is not None:
+        first_end = min(first_end, time.time() + (deadline - time.time()) / 6)
+    first = _tree_search(tb, sensitive, delta, order, mode=mode, deadline=first_end,
+                         progress=progress, **kwargs)
+    if first.complete:
+        first.seconds = time.perf_counter() - t0
+        return first
+    known = list(first.patterns)
+    start = max([delta] + [abs(p.score) for p in known])
+    steps, proved = _ladder(tb, sensitive, start, order, deadline, min_support, partition,
+                            climb=bool(known))
+    known += [s.patterns[0] for s in steps if s.patterns]  # distinct: each above all before
+    found = sorted(abs(p.score) for p in known)
+    if proved and k == 1:
+        # a complete run found nothing above the largest pattern known (or above δ: none)
+        res = first
+        res.patterns = sorted(known, key=lambda p: -abs(p.score))[:1]
         res.complete = True
     else:
         floor = delta
         if len(found) >= k:
-            floor = max(delta, sorted(found)[-k] - 2 * ATOL)  # the witnesses stay above it
-        res = _tree_search(tb, sensitive, floor, order, mode=mode, k=k, rank_by=rank_by,
-                           deadline=deadline, min_support=min_support,
-                           best_first=best_first, progress=progress, partition=partition)
+            floor = max(delta, found[-k] - 2 * ATOL)  # the known patterns stay above it
+        res = _tree_search(tb, sensitive, floor, order, mode=mode, deadline=deadline,
+                           progress=progress, **kwargs)
         if res.complete and floor > delta and len(res.patterns) < k:  # cannot happen
-            raise AssertionError("the top-k search lost a witness of its ladder")
-        if not res.complete:  # cut short: keep the witnesses it has not found again
+            raise AssertionError("the top-k search lost a pattern of its ladder")
+        if not res.complete:  # cut short: keep the known patterns it has not found again
             seen = {pattern_key(p.x, p.y) for p in res.patterns}
-            extra = [w for w in witnesses if pattern_key(w.x, w.y) not in seen]
+            extra = [p for p in known if pattern_key(p.x, p.y) not in seen]
             res.patterns = sorted(res.patterns + extra, key=lambda p: -abs(p.score))[:k]
-    for s in steps:
+    for s in [first] + steps:
         if s is not res:
             res.nodes += s.nodes
             res.bounds += s.bounds
@@ -141,27 +166,46 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
 
 def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
             deadline: float | None, min_support: float,
-            partition: tuple[int, int, int] | None) -> tuple[list[SearchResult], bool]:
-    """First-witness runs at ``δ_0 = delta``, then each at the |Δ| of the last witness, until
-    a run finds none (``proved``: it completed, so no pattern exceeds the last witness) or
-    does not finish within :data:`LADDER_STEP_SECONDS` (or the time left). Returns the runs
-    and ``proved``; the witnesses' |Δ| increase strictly, so they are distinct patterns."""
+            partition: tuple[int, int, int] | None,
+            climb: bool = False) -> tuple[list[SearchResult], bool]:
+    """First-witness runs at optimistic thresholds: the first at ``delta`` (above it where
+    ``climb``: ``delta`` is then a known pattern's |Δ|, the largest), then each between
+    the largest witness ``lb`` and the smallest threshold ``hi`` a complete run found no
+    witness above (1 at first), at ``lb + f (hi − lb)``: a witness raises ``lb`` and doubles
+    ``f`` (up to 1/2), a run that proves nothing lies above its threshold lowers ``hi``, and
+    one that finds nothing within :data:`LADDER_STEP_SECONDS` quarters ``f``. It ends when
+    a run at ``lb`` itself completes (``proved``: no pattern exceeds the largest witness),
+    when ``f (hi − lb)`` falls under 1e-6, after :data:`LADDER_CUTS` runs in a row without
+    an answer, or after :data:`LADDER_SHARE` of the time left.
+    Returns the runs and ``proved``; every threshold is at least the largest witness so far,
+    so the witnesses are distinct patterns."""
+    now = time.time()
+    end = now + (LADDER_SECONDS if deadline is None else LADDER_SHARE * (deadline - now))
     steps: list[SearchResult] = []
-    level = delta
-    while True:
-        step_end = time.time() + LADDER_STEP_SECONDS
-        if deadline is not None:
-            step_end = min(step_end, deadline)
-            if deadline - time.time() < 0.1:
-                return steps, False
+    lb, hi, frac, level, cuts = delta, 1.0, 0.5, delta, 0
+    if climb:
+        level = lb + frac * (hi - lb)
+    while time.time() < end - 0.01 and cuts < LADDER_CUTS:
         run = _tree_search(tb, sensitive, level, order, mode="first", k=1,
-                           rank_by="discrimination", deadline=step_end,
+                           rank_by="discrimination",
+                           deadline=min(time.time() + LADDER_STEP_SECONDS, end),
                            min_support=min_support, best_first=True, progress=False,
                            partition=partition)
         steps.append(run)
-        if not run.patterns:
-            return steps, run.complete
-        level = abs(run.patterns[0].score)
+        cuts = 0 if (run.patterns or run.complete) else cuts + 1
+        if run.patterns:
+            lb = max(lb, abs(run.patterns[0].score))
+            frac = min(2 * frac, 0.5)
+        elif run.complete:
+            if level <= lb:
+                return steps, True
+            hi = level
+        else:
+            frac /= 4
+        if frac * (hi - lb) < 1e-6:
+            break
+        level = lb + frac * (hi - lb)
+    return steps, False
 
 
 def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,

@@ -161,24 +161,40 @@ def test_against_brute_force(seed, kind, n, zeros, tiny, ties, delta, fav):
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["tan", "root", "deep"]),
        st.integers(3, 6), st.booleans(), st.booleans(), st.sampled_from([0.0, 0.05]),
-       st.sampled_from([0.0, 0.01]), st.sampled_from([1, 3, 10]), st.booleans())
+       st.sampled_from([0.0, 0.01]), st.sampled_from([1, 3, 10]), st.booleans(),
+       st.booleans())
 def test_the_ladder_gives_the_top_k_of_brute_force(seed, kind, n, zeros, ties, delta,
-                                                    support, k, step_cut):
+                                                    support, k, step_cut, seeded):
     """Top-k by |Δ| with the ladder (first-witness runs, then the top-k search above the
-    k-th witness) against brute force and against the top-k search alone, with ``δ`` and
-    ``min_support``; ``step_cut`` gives every ladder run no time (the ladder ends at once,
-    cut, and the top-k search does all the work)."""
+    k-th witness; the top-k search's first try is given no time, so the ladder always runs)
+    against brute force and against the top-k search alone, with ``δ`` and
+    ``min_support``; ``step_cut`` gives every ladder run no time (the ladder ends, cut, and
+    the top-k search does all the work); ``seeded`` lets the first try finish but reports it
+    cut, so the ladder climbs from its patterns."""
     import pcfair.patterns.tree_search as TS
+
+    original = TS._tree_search
+    calls = []
+
+    def first_try_cut(*args, **kw):
+        res = original(*args, **kw)
+        if kw["mode"] == "topk" and not calls:
+            calls.append(1)
+            res.complete = False  # its patterns are real ones: the ladder starts from them
+        return res
 
     pc, sens = model(seed, kind, n, zeros, False, ties)
     want = sorted((abs(sc) for sc, p in brute(pc, sens, delta).values() if p >= support),
                   reverse=True)[:k]
-    old = TS.LADDER_STEP_SECONDS
-    TS.LADDER_STEP_SECONDS = 0.0 if step_cut else old
+    old = TS.LADDER_STEP_SECONDS, TS.LADDER_AFTER_SECONDS
+    TS.LADDER_STEP_SECONDS = 0.0 if step_cut else old[0]
+    TS.LADDER_AFTER_SECONDS = 1.0 if seeded else 0.0
+    TS._tree_search = first_try_cut if seeded else original
     try:
         got = run(pc, sens, delta, mode="topk", k=k, min_support=support)
     finally:
-        TS.LADDER_STEP_SECONDS = old
+        TS.LADDER_STEP_SECONDS, TS.LADDER_AFTER_SECONDS = old
+        TS._tree_search = original
     alone = run(pc, sens, delta, mode="topk", k=k, min_support=support, ladder=False)
     assert got.complete and alone.complete
     assert [abs(p.score) for p in got.patterns] == pytest.approx(want, abs=1e-9)
@@ -201,7 +217,7 @@ def test_a_ladder_cut_short_keeps_its_witnesses(monkeypatch):
         return original(*args, **kw)
 
     monkeypatch.setattr(TS, "_tree_search", cut_top_k)
-    got = run(pc, sens, 0.0, mode="topk", k=3)
+    got = run(pc, sens, 0.0, mode="topk", k=3)  # both top-k tries cut: the ladder's answer
     assert not got.complete and got.patterns
     assert abs(got.patterns[0].score) == pytest.approx(abs(full.patterns[0].score), abs=1e-12)
 
