@@ -337,7 +337,8 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
     <pcfair.patterns.bounds.TreeBound.contraction>`).
 
     ``rules``: the rules to apply (bits :data:`RULE_H`, :data:`RULE_M`, :data:`RULE_C`);
-    ``rr`` and ``mix``: the scratch of H and M (:meth:`TreeBound.scratch <pcfair.patterns.bounds.TreeBound.scratch>`).
+    ``rr`` and ``mix``: the scratch of H and M
+    (:meth:`TreeBound.scratch <pcfair.patterns.bounds.TreeBound.scratch>`).
 
     Incremental: a feature's entries depend only on the states in its subtree, so only the
     features marked in ``dirty`` (whose ``st``/``val`` changed since the arrays were last

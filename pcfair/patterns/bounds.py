@@ -707,9 +707,9 @@ class TreeBound:
         for v in free:
             st[v] = K.FREE_SENS if v in sensitive else K.FREE
         K.tree_box(st, val, self.post, self.parent, self.card, self.kp, self.toff, self.lt1,
-                   self.lt0, self.th1, self.th0, self.ctr, self.ch_ptr, self.ch_idx, self.moff, self._box, self._imp, self._lm,
-                   self._flags, self._out, np.ones(n, np.bool_), self.rules, self._rr,
-                   self._mix)
+                   self.lt0, self.th1, self.th0, self.ctr, self.ch_ptr, self.ch_idx,
+                   self.moff, self._box, self._imp, self._lm, self._flags, self._out,
+                   np.ones(n, np.bool_), self.rules, self._rr, self._mix)
         return self._out.copy()
 
     def node(self, x: dict, y: dict, free: Sequence[int], sensitive: set) -> NodeBound | None:

@@ -23,8 +23,8 @@ circuit's to rounding, and the tests check them against brute force.
 
 The box is evaluated in two steps: with the cheap contraction rule C of
 :class:`~pcfair.patterns.bounds.TreeBound` but without its mixture rules H and M first, and
-with all three (a second, incremental copy of the box) only where the first does not prune, and only while the second prunes at least one
-node in 20 of those it is tried on. Both boxes are sound, so which one prunes a node changes
+with all three (a second, incremental copy of the box) only where the first does not prune,
+and only while the second prunes at least one node in 20 of those it is tried on. Both boxes are sound, so which one prunes a node changes
 the work, never the answer.
 
 A top-k by |Δ| climbs first (``ladder``): first-witness runs at thresholds above the best
@@ -109,7 +109,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     every pattern known before it) have ``|Δ|`` at or above the threshold, so the ``k``
     largest are all above it, and a top-k search restricted to the patterns above it returns
     them (the known ones are found again: their nodes' bounds are at least their ``|Δ|``).
-    A climb whose first run proves that no pattern exceeds δ answers outright.
+    A climb whose first run proves that no pattern exceeds δ answers outright (none).
     """
     check_request(mode, rank_by, k)
     if deadline is None and time_limit is not None:
@@ -137,10 +137,9 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
                             climb=bool(known))
     known += [s.patterns[0] for s in steps if s.patterns]  # distinct: each above all before
     found = sorted(abs(p.score) for p in known)
-    if proved and k == 1:
-        # a complete run found nothing above the largest pattern known (or above δ: none)
+    if proved:  # the first climbing run found no pattern above δ at all (none known)
         res = first
-        res.patterns = sorted(known, key=lambda p: -abs(p.score))[:1]
+        res.patterns = []
         res.complete = True
     else:
         floor = delta
@@ -174,8 +173,9 @@ def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
     witness above (1 at first), at ``lb + f (hi − lb)``: a witness raises ``lb`` and doubles
     ``f`` (up to 1/2), a run that proves nothing lies above its threshold lowers ``hi``, and
     one that finds nothing within :data:`LADDER_STEP_SECONDS` quarters ``f``. It ends when
-    a run at ``lb`` itself completes (``proved``: no pattern exceeds the largest witness),
-    when ``f (hi − lb)`` falls under 1e-6, after :data:`LADDER_CUTS` runs in a row without
+    the first run, at ``delta`` (not ``climb``), completes without a witness (``proved``: no
+    pattern exceeds ``delta``; every later threshold is above ``lb``), when ``f (hi − lb)``
+    falls under 1e-6, after :data:`LADDER_CUTS` runs in a row without
     an answer, or after :data:`LADDER_SHARE` of the time left.
     Returns the runs and ``proved``; every threshold is at least the largest witness so far,
     so the witnesses are distinct patterns."""
@@ -254,7 +254,8 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     msg = np.zeros((slots, 2))
     has_ev = np.zeros(nv, np.bool_)
     tmp = np.zeros(2)
-    box, imp, lm = np.zeros((slots, BK.BOX_COLUMNS)), np.zeros((slots, 2), np.bool_), np.zeros((slots, 4))
+    box = np.zeros((slots, BK.BOX_COLUMNS))
+    imp, lm = np.zeros((slots, 2), np.bool_), np.zeros((slots, 4))
     flags, out = np.zeros((nv, 4), np.bool_), np.zeros(8)
     dirty = np.ones(nv, np.bool_)  # every box entry is computed at the first bound
     model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, tb.th1, tb.th0, tb.ctr,
