@@ -42,8 +42,13 @@ RULE_M = 2
 RULE_C = 4
 RULES_ALL = RULE_H | RULE_M | RULE_C
 #: Columns of the box: ``[A]``, ``[B]``, ``[D]``, ``[p_d]``, ``[p_¬d]``, then the
-#: oscillations ``ω_d``, ``ω_¬d`` and ``ω_A`` of rule C.
-BOX_COLUMNS = 13
+#: oscillations ``ω_d``, ``ω_¬d`` and ``ω_A`` of rule C, then (in a feature's first slot
+#: only) the ``[A]``, ``[B]``, ``[D]`` its children's subtrees contribute when it is in ``y``
+#: (detached: :func:`_detach`).
+BOX_COLUMNS = 19
+#: Columns of ``imp``: ``A`` and ``B`` impossible in the slot, then (first slot only) in the
+#: detached part of a feature in ``y``.
+IMP_COLUMNS = 4
 
 
 @njit(cache=True, inline="always")
@@ -80,7 +85,7 @@ def _logaddexp(a: float, b: float) -> float:
 
 
 @njit(cache=True)
-def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr) -> None:
+def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, moff) -> None:
     """``rr[q, k, k0] = (lo, hi)``: log bounds on ``Π_c m(c, k) / m(c, k0)``, the product
     over ``v``'s children of the ratio of their ``A``-evidence messages at two values of
     ``v``, under the tables ``lt`` of one decision value (``q``: 0 for ``d``, 1 for ``¬d``).
@@ -89,7 +94,8 @@ def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr) -> N
     sum (a ratio ``0`` where ``θ(l|k) = 0 < θ(l|k0)``, which an earlier version left out,
     claiming too high a least ratio; +inf where ``θ(l|k0) = 0 < θ(l|k)``; exactly
     ``θ(l|k)/θ(l|k0)`` for a child observed with ``l``; 1 for a child whose subtree holds no
-    evidence). The bounds do not depend on ``v``'s parent value, so one table serves every
+    evidence; exactly ``m(c, k) / m(c, k0)`` from the exact messages ``lm`` of a child whose
+    subtree has no undecided variable, any ratio where both are 0). The bounds do not depend on ``v``'s parent value, so one table serves every
     parent value; ``rr[q, k, k0, 2:4]`` holds their exponentials."""
     kv = card[v]
     for k in range(kv):
@@ -105,6 +111,11 @@ def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr) -> N
                 o0 = toff[c] + k0 * kc
                 if st[c] == IN_Y:
                     r = lt[o1 + val[c]] - lt[o0 + val[c]]
+                    r_max = _hi(r_max + r)
+                    r_min = _lo(r_min + r)
+                    continue
+                if flags[c, 0]:  # decided below: the exact messages (NaN: 0/0, any ratio)
+                    r = lm[moff[c] + k, q] - lm[moff[c] + k0, q]
                     r_max = _hi(r_max + r)
                     r_min = _lo(r_min + r)
                     continue
@@ -163,12 +174,12 @@ def _posterior(k0, lt, th, base, kv, rr, q):
 
 @njit(cache=True)
 def _posteriors(v, k, base, ready, st, val, card, toff, lt1, lt0, th1, th0, ch_ptr, ch_idx,
-                flags, rr):
+                flags, rr, lm, moff):
     """:func:`_posterior`'s bounds of ``v = k`` under ``d`` and ``¬d`` (``lo_d, hi_d, lo_¬d,
     hi_¬d``), filling ``v``'s child-ratio table first unless it is ``ready``."""
     if not ready:
-        _child_ratios(v, lt1, 0, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
-        _child_ratios(v, lt0, 1, st, val, card, toff, ch_ptr, ch_idx, flags, rr)
+        _child_ratios(v, lt1, 0, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, moff)
+        _child_ratios(v, lt0, 1, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, moff)
     kv = card[v]
     q1_lo, q1_hi = _posterior(k, lt1, th1, base, kv, rr, 0)
     q0_lo, q0_hi = _posterior(k, lt0, th0, base, kv, rr, 1)
@@ -315,6 +326,46 @@ def _oscillation(v, s, val, st_ok, kids_a, j_lo, j_hi, kp, moff, box, imp, ch_pt
             box[moff[v] + j, 10 + q] = o
 
 @njit(cache=True)
+def _detach(v, a, j_lo, j_hi, kv, toff, lt1, lt0, ch_ptr, ch_idx, moff, box, imp, lm) -> None:
+    """``v`` in ``y`` with value ``a`` (:class:`~pcfair.patterns.bounds.TreeBound`,
+    "detached evidence"): the sums of the children's ``[A]``, ``[B]``, ``[D]`` at ``a`` and
+    whether their ``A`` / ``B`` evidence is impossible go to ``box[moff[v], 13:19]`` and
+    ``imp[moff[v], 2:4]``, added once at the roots; ``v``'s own slots hold what is left, exact:
+    ``g = ℓ_v(a, j)`` on both sides, ``D = 0``, ``p_δ = 0``, messages ``log θ_δ(a | j)``."""
+    m0 = moff[v]
+    for q in range(6):
+        box[m0, 13 + q] = 0.0
+    ia = False
+    ib = False
+    for e in range(ch_ptr[v], ch_ptr[v + 1]):
+        cm = moff[ch_idx[e]] + a
+        for q in range(0, 6, 2):
+            box[m0, 13 + q] = _lo(box[m0, 13 + q] + box[cm, q])
+            box[m0, 14 + q] = _hi(box[m0, 14 + q] + box[cm, q + 1])
+        ia = ia or imp[cm, 0]
+        ib = ib or imp[cm, 1]
+    imp[m0, 2] = ia
+    imp[m0, 3] = ib
+    for j in range(j_lo, j_hi):
+        m = moff[v] + j
+        o = toff[v] + j * kv + a
+        t1 = lt1[o]
+        t0 = lt0[o]
+        lm[m, 0] = t1
+        lm[m, 1] = t0
+        lm[m, 2] = t1
+        lm[m, 3] = t0
+        none = t1 == NEG and t0 == NEG
+        imp[m, 0] = none
+        imp[m, 1] = none
+        g = 0.0 if none else t1 - t0
+        for q in range(4):
+            box[m, q] = g
+        for q in range(4, 10):
+            box[m, q] = 0.0
+
+
+@njit(cache=True)
 def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx,
              moff, box, imp, lm, flags, out, dirty, rules, rr, mix) -> None:
     """Fill ``out = [A_lo, A_hi, B_lo, B_hi, D_lo, D_hi, impA, impB]`` for the forest's roots
@@ -382,6 +433,15 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
         if pv >= 0 and st[pv] == IN_Y:  # the parent reads only the slot of its value
             j_lo = val[pv]
             j_hi = j_lo + 1
+        if s == IN_Y:  # the children's part detached: v's own slots are exact
+            flags[v, 0] = True
+            flags[v, 1] = False
+            _detach(v, val[v], j_lo, j_hi, kv, toff, lt1, lt0, ch_ptr, ch_idx, moff, box,
+                    imp, lm)
+            if rules & RULE_C:
+                _oscillation(v, s, val, True, kids_a, j_lo, j_hi, kp, moff, box, imp,
+                             ch_ptr, ch_idx, ctr)
+            continue
         # rule C: the sums of the children's oscillations (one value for every slot)
         om = POS
         oa = 0.0
@@ -508,7 +568,7 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
                 if mixed and not ia:
                     q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, card,
                                                              toff, lt1, lt0, th1, th0, ch_ptr,
-                                                             ch_idx, flags, rr)
+                                                             ch_idx, flags, rr, lm, moff)
                     ratios = True
                     if not ib:
                         md_lo = min(md_lo, _lo(_lo(q1_lo - q0_hi) + sd_lo))
@@ -593,7 +653,7 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
                     # log P_δ(v = k | A below, j): bounds by the children's mediants
                     q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, card,
                                                              toff, lt1, lt0, th1, th0, ch_ptr,
-                                                             ch_idx, flags, rr)
+                                                             ch_idx, flags, rr, lm, moff)
                     ratios = True
                     if has_a:
                         p1_lo = min(p1_lo, _lo(q1_lo + s1_lo))
@@ -703,7 +763,17 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
         if imp[m, 1]:
             out[7] = 1.0
     for i in range(nf):
-        dirty[post[i]] = False
+        v = post[i]
+        dirty[v] = False
+        if st[v] == IN_Y:  # the detached parts
+            m = moff[v]
+            for q in range(0, 6, 2):
+                out[q] = _lo(out[q] + box[m, 13 + q])
+                out[q + 1] = _hi(out[q + 1] + box[m, 14 + q])
+            if imp[m, 2]:
+                out[6] = 1.0
+            if imp[m, 3]:
+                out[7] = 1.0
 
 
 @njit(cache=True)

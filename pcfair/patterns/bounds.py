@@ -509,8 +509,32 @@ class TreeBound:
       its interval in a min/max only widens. Sums ``inf − inf`` (undefined) widen to the
       infinite end (−inf for a lower end, +inf for an upper one).
 
-    At the roots, ``A ∈ π + Σ_r [A](r)``, ``B ∈ π + Σ_r [B](r)``, ``B − A ∈ Σ_r [D](r)`` for
-    every extension with ``P(x', y') > 0`` (then ``P(y') > 0`` too, as ``y' ⊆ x' ∪ y'``).
+    **Detached evidence below an observed variable.** For ``v`` in ``y`` with value ``a``,
+    ``m_δ(v, j) = θ_δ(a | j) F_δ`` with ``F_δ = Π_c m_δ(c, a)`` the same for every ``j`` (for
+    the ``A`` evidence and for the ``B`` evidence alike). A factor common to all values of a
+    variable passes unchanged through its parent's sum (P3), ``Σ_k θ(k | i) F x_k = F Σ_k
+    θ(k | i) x_k``, and through every product (P2), so each message above ``v`` is ``F_δ``
+    times the message of the evidence with ``v``'s children's subtrees emptied (written with
+    a hat), and at the roots ``A = Â + log F^A_d − log F^A_¬d = Â + Σ_c g_A(c, a)``, ``B = B̂ +
+    Σ_c g_B(c, a)``, ``B − A = (B̂ − Â) + Σ_c (g_B − g_A)(c, a)``. The kernel therefore keeps
+    ``Σ_c [A](c, a)``, ``Σ_c [B](c, a)`` and ``Σ_c [D](c, a)`` aside, adds them once at the
+    roots (the evidence impossible where a child's is), and gives ``v``'s own slots the exact
+    values of the hatted evidence: ``g_A = g_B = ℓ_v(a, j)``, ``D = 0``, ``p_δ = 0``, messages
+    ``log θ_δ(a | j)``; for its ancestors ``v`` counts as decided and as holding no ``x``.
+    Applied at every observed variable, bottom up, every claim below is a claim about the
+    hatted evidence, and the parts set aside add. This is what makes a subtree exact whose
+    undecided variables all lie below observed ones: an excluded ancestor's posteriors, and
+    hence its ``D``, no longer see the evidence below ``v`` (which, given ``v`` and the
+    decision, is independent of everything above). Ratios of messages at two values of a
+    variable, and the oscillations of rule C, are the same for both evidences (the factor
+    cancels), which the brute-force tests check on the full evidence.
+
+    Where a child's subtree has no undecided variable, the posterior bounds use its exact
+    message ratio ``m(c, k') / m(c, k)`` (from the exact messages) instead of the mediant.
+
+    At the roots, ``A ∈ π + Σ_r [A](r)``, ``B ∈ π + Σ_r [B](r)``, ``B − A ∈ Σ_r [D](r)`` (plus
+    the detached parts) for every extension with ``P(x', y') > 0`` (then ``P(y') > 0`` too, as
+    ``y' ⊆ x' ∪ y'``).
 
     **The bound.** ``Δ = σ(B) − σ(A) = σ(A + S) − σ(A)`` with ``S = B − A``: every reachable
     ``(A, S)`` lies in the box ``[A] × [D]``, so ``|Δ| ≤`` :func:`coupled_bound` of that box;
@@ -655,7 +679,7 @@ class TreeBound:
     def _buffers(self) -> None:
         n, m = len(self.card), self.slots
         self._box = np.zeros((m, K.BOX_COLUMNS))
-        self._imp = np.zeros((m, 2), np.bool_)
+        self._imp = np.zeros((m, K.IMP_COLUMNS), np.bool_)
         self._lm = np.zeros((m, 4))
         self._flags = np.zeros((n, 4), np.bool_)
         self._out = np.zeros(8)

@@ -255,7 +255,7 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     has_ev = np.zeros(nv, np.bool_)
     tmp = np.zeros(2)
     box = np.zeros((slots, BK.BOX_COLUMNS))
-    imp, lm = np.zeros((slots, 2), np.bool_), np.zeros((slots, 4))
+    imp, lm = np.zeros((slots, BK.IMP_COLUMNS), np.bool_), np.zeros((slots, 4))
     flags, out = np.zeros((nv, 4), np.bool_), np.zeros(8)
     dirty = np.ones(nv, np.bool_)  # every box entry is computed at the first bound
     model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, tb.th1, tb.th0, tb.ctr,

@@ -276,7 +276,9 @@ def _within_oscillation(tb, osc, joint, d, fav, y, xx, yy):
                 m_b = _mass(joint, {**ex, pa: j, d: dv})
                 ps.append(np.log(m_b / m_a) if m_b > 0 else -np.inf)
             bound = osc[tb.moff[v], q]
-            if len(ps) < 2 or bound == np.inf:
+            if len(ps) < 2 or bound == np.inf or not np.isfinite(ps).any():
+                # all −inf: the x' evidence is impossible in a part detached below an
+                # observed variable, the same factor 0 for every parent value
                 continue
             assert np.isfinite(ps).all(), ("ω finite but p = −inf", v, q, ps, bound)
             spread = max(ps) - min(ps)
