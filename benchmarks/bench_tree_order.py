@@ -3,10 +3,11 @@
 ``--compare orders`` (the default): the tree order against the influence order. Both walk the
 same lattice with the same bound (:class:`pcfair.patterns.bounds.TreeBound`) and give the same
 answers; only the pruning differs. ``--compare contraction``: with and without the box's rule
-C; ``--compare ladder``: top-k with and without the first-witness climb that raises its
-threshold first. ``--compare rules``: the tree order with the box's mixture
-rules H and M (the default) against the box without them (``TreeBound.rules = 0``, the bound
-before they were added). Each task runs the compiled search
+C; ``--compare detach``: with and without rule E (evidence below an observed variable
+detached); ``--compare ladder``: top-k with and without the first-witness climb that raises
+its threshold first; ``--compare plateau``: with and without the plateau solver
+(:mod:`pcfair.patterns._plateau_kernels`). ``--compare rules``: the tree order with the box's
+mixture rules H and M (the default) against the box without them. Each task runs the compiled search
 (:func:`pcfair.patterns.tree_search.tree_search`, one process) with the variable order of
 :func:`pcfair.patterns.search_types.search_order` ``"tree"`` (the default ``"auto"`` on these
 models) or ``"influence"`` (the default before), each with ``--limit`` seconds, in the same
@@ -36,7 +37,9 @@ Usage::
 
     python benchmarks/bench_tree_order.py [--limit 120]
                                           [--only german,adult,binary,scaling,cli]
-                                          [--supports 0.001,0] [--compare orders|rules]
+                                          [--supports 0.001,0]
+                                          [--compare orders|rules|contraction|detach|ladder|
+                                                     plateau]
 """
 
 from __future__ import annotations
@@ -55,19 +58,29 @@ os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 import pcfair  # noqa: E402
 from bench_engines import _raw_adult as raw_adult  # noqa: E402  (the same model)
 from pcfair.learn.data import prepare_frame  # noqa: E402
-from pcfair.patterns._bound_kernels import RULE_C, RULE_H, RULE_M, RULES_ALL  # noqa: E402
+from pcfair.patterns._bound_kernels import (  # noqa: E402
+    RULE_C,
+    RULE_E,
+    RULE_H,
+    RULE_M,
+    RULES_ALL,
+)
 from pcfair.patterns.bounds import TreeBound  # noqa: E402
 from pcfair.patterns.search_types import search_order  # noqa: E402
 from pcfair.patterns.tree_search import tree_search  # noqa: E402
 
-#: variant name → (variable order, the box's rules)
-VARIANTS = {"tree": ("tree", RULES_ALL, True), "influence": ("influence", RULES_ALL, True),
-            "box without H, M": ("tree", RULE_C, True),
-            "box without C": ("tree", RULE_H | RULE_M, True),
-            "no ladder": ("tree", RULES_ALL, False)}
+#: variant name → (variable order, the box's rules, the ladder, the plateau solver)
+VARIANTS = {"tree": ("tree", RULES_ALL, True, True),
+            "influence": ("influence", RULES_ALL, True, True),
+            "box without H, M": ("tree", RULES_ALL & ~(RULE_H | RULE_M), True, True),
+            "box without C": ("tree", RULES_ALL & ~RULE_C, True, True),
+            "box without E": ("tree", RULES_ALL & ~RULE_E, True, True),
+            "no ladder": ("tree", RULES_ALL, False, True),
+            "no plateau solver": ("tree", RULES_ALL, True, False)}
 #: the two variants each task runs, by ``--compare``
 PAIRS = {"orders": ("tree", "influence"), "rules": ("tree", "box without H, M"),
-         "contraction": ("tree", "box without C"), "ladder": ("tree", "no ladder")}
+         "contraction": ("tree", "box without C"), "ladder": ("tree", "no ladder"),
+         "detach": ("tree", "box without E"), "plateau": ("tree", "no plateau solver")}
 PAIR = PAIRS["orders"]
 
 
@@ -123,12 +136,13 @@ class Task:
                        for o in ("tree", "influence")}
 
     def run(self, variant, delta, mode, k=1, min_support=0.0, limit=120.0):
-        order, rules, ladder = VARIANTS[variant]
+        order, rules, ladder, plateau = VARIANTS[variant]
         tb = self.tb.fresh()
         tb.rules = rules
         t = time.perf_counter()
         res = tree_search(tb, self.sens, delta, self.orders[order], mode=mode,
-                          k=k, time_limit=limit, min_support=min_support, ladder=ladder)
+                          k=k, time_limit=limit, min_support=min_support, ladder=ladder,
+                          plateau=plateau)
         return res, time.perf_counter() - t
 
 

@@ -40,7 +40,10 @@ RULE_M = 2
 #: oscillation of ``p_δ`` over its parent's values, and the difference of a mixture bounded by
 #: it (Birkhoff's contraction), cheap enough for the plain box.
 RULE_C = 4
-RULES_ALL = RULE_H | RULE_M | RULE_C
+#: Evidence below an observed variable detached (:func:`_detach`): the variable exact for its
+#: ancestors, its children's part added once at the roots.
+RULE_E = 8
+RULES_ALL = RULE_H | RULE_M | RULE_C | RULE_E
 #: Columns of the box: ``[A]``, ``[B]``, ``[D]``, ``[p_d]``, ``[p_¬d]``, then the
 #: oscillations ``ω_d``, ``ω_¬d`` and ``ω_A`` of rule C, then (in a feature's first slot
 #: only) the ``[A]``, ``[B]``, ``[D]`` its children's subtrees contribute when it is in ``y``
@@ -387,7 +390,8 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
     of the model, :meth:`TreeBound.contraction
     <pcfair.patterns.bounds.TreeBound.contraction>`).
 
-    ``rules``: the rules to apply (bits :data:`RULE_H`, :data:`RULE_M`, :data:`RULE_C`);
+    ``rules``: the rules to apply (bits :data:`RULE_H`, :data:`RULE_M`, :data:`RULE_C`,
+    :data:`RULE_E`);
     ``rr`` and ``mix``: the scratch of H and M
     (:meth:`TreeBound.scratch <pcfair.patterns.bounds.TreeBound.scratch>`).
 
@@ -433,7 +437,7 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
         if pv >= 0 and st[pv] == IN_Y:  # the parent reads only the slot of its value
             j_lo = val[pv]
             j_hi = j_lo + 1
-        if s == IN_Y:  # the children's part detached: v's own slots are exact
+        if s == IN_Y and rules & RULE_E:  # the children's part detached: v exact above
             flags[v, 0] = True
             flags[v, 1] = False
             _detach(v, val[v], j_lo, j_hi, kv, toff, lt1, lt0, ch_ptr, ch_idx, moff, box,
@@ -765,7 +769,7 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
     for i in range(nf):
         v = post[i]
         dirty[v] = False
-        if st[v] == IN_Y:  # the detached parts
+        if st[v] == IN_Y and rules & RULE_E:  # the detached parts
             m = moff[v]
             for q in range(0, 6, 2):
                 out[q] = _lo(out[q] + box[m, 13 + q])

@@ -11,7 +11,8 @@ The walk, its resumable state and the pattern codes are those of the naive-Bayes
   deciding a position writes its variable's entries and leaving the position's frame resets
   them, so the vectors are updated in O(1) per step;
 - a child's masses ``log P(δ, e)`` for both decision values come from one upward pass of
-  linear-space messages over the feature forest (:func:`log_masses`), skipping subtrees with
+  linear-space messages over the feature forest
+  (:func:`pcfair.patterns._tree_mass_kernels.log_masses`), skipping subtrees with
   no evidence (their message is 1), rescaled where a message would underflow;
 - the bound is :func:`pcfair.patterns._bound_kernels.tree_box` on ``st``/``val`` and
   :func:`pcfair.patterns._bound_kernels.node_bound` on its box: the
@@ -31,6 +32,7 @@ from pcfair.patterns._bound_kernels import (
     IN_X,
     IN_Y,
     RULE_C,
+    RULE_E,
     RULE_H,
     RULE_M,
     node_bound,
@@ -51,6 +53,7 @@ from pcfair.patterns._search_kernels import (
     DONE,
     FOUND,
     GROW,
+    M_ALL,
     M_TOPK,
     R_EXCL,
     R_X,
@@ -60,82 +63,9 @@ from pcfair.patterns._search_kernels import (
     logaddexp,
     place_child,
     record_pattern,
-    sigmoid,
-    sigmoid_shift,
 )
-
-#: A message below this is rescaled (its log kept aside), so long products never underflow.
-_TINY = 1e-150
-
-
-@njit(cache=True)
-def log_masses(obs, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior,
-               msg, has_ev, out) -> None:
-    """``out[0] = log P(d, e)``, ``out[1] = log P(¬d, e)`` for the evidence ``obs`` (normalised:
-    ``log_prior`` holds ``log P(d)``, ``log P(¬d)``; ``th1``/``th0`` the conditionals
-    ``θ_δ(v = k | pa = j)`` at ``toff[v] + j·card[v] + k``, linear).
-
-    The upward pass of a tree: ``m_δ(v, j) = Σ_k θ_δ(k | j) [k allowed] Π_c m_δ(c, k)`` in post
-    order, and ``P(δ, e) = P(δ) Π_roots m_δ(r)``. A subtree with no evidence has ``m = 1``
-    (``θ`` sums to one) and is skipped (``has_ev``). A message vector whose largest entry
-    falls below ``_TINY`` is divided by it and its log added to the result, which rescales
-    every product it enters by the same factor: exact up to rounding, at any depth.
-    """
-    s1 = 0.0
-    s0 = 0.0
-    for i in range(post.shape[0]):
-        v = post[i]
-        o = obs[v]
-        ev = o != -1
-        for e in range(ch_ptr[v], ch_ptr[v + 1]):
-            if has_ev[ch_idx[e]]:
-                ev = True
-        has_ev[v] = ev
-        if not ev:
-            continue
-        kv = card[v]
-        mx1 = 0.0
-        mx0 = 0.0
-        for j in range(kp[v]):
-            base = toff[v] + j * kv
-            acc1 = 0.0
-            acc0 = 0.0
-            for k in range(kv):
-                if o >= 0:
-                    if k != o:
-                        continue
-                elif o <= -2 and k == -2 - o:
-                    continue
-                f1 = th1[base + k]
-                f0 = th0[base + k]
-                for e in range(ch_ptr[v], ch_ptr[v + 1]):
-                    c = ch_idx[e]
-                    if has_ev[c]:
-                        f1 *= msg[moff[c] + k, 0]
-                        f0 *= msg[moff[c] + k, 1]
-                acc1 += f1
-                acc0 += f0
-            msg[moff[v] + j, 0] = acc1
-            msg[moff[v] + j, 1] = acc0
-            mx1 = max(mx1, acc1)
-            mx0 = max(mx0, acc0)
-        if 0.0 < mx1 < _TINY:
-            for j in range(kp[v]):
-                msg[moff[v] + j, 0] /= mx1
-            s1 += math.log(mx1)
-        if 0.0 < mx0 < _TINY:
-            for j in range(kp[v]):
-                msg[moff[v] + j, 1] /= mx0
-            s0 += math.log(mx0)
-    r1 = 1.0
-    r0 = 1.0
-    for i in range(post.shape[0]):
-        v = post[i]
-        if par[v] < 0 and has_ev[v]:
-            r1 *= msg[moff[v], 0]
-            r0 *= msg[moff[v], 1]
-    out[0] = log_prior[0] + s1 + (math.log(r1) if r1 > 0 else -np.inf)
-    out[1] = log_prior[1] + s0 + (math.log(r0) if r0 > 0 else -np.inf)
+from pcfair.patterns._plateau_kernels import SOLVED, WITNESS, on_plateau, solve_plateau
+from pcfair.patterns._tree_mass_kernels import log_masses, shift_of_masses
 
 
 @njit(cache=True)
@@ -146,19 +76,6 @@ def node_hash(code, depth) -> int:
     for j in range(depth):
         h = h * np.int64(1099511628211) + np.int64(code[j] + 3)
     return h & np.int64(0x7FFFFFFFFFFFFFFF)
-
-
-@njit(cache=True, inline="always")
-def _shift(a1, a0, b1, b0):
-    """``P(d | B) − P(d | A)`` from the log masses of the two evidences (NaN where ``B`` has
-    probability zero)."""
-    if b1 == -np.inf and b0 == -np.inf:
-        return np.nan
-    t = a1 - a0
-    u = b1 - b0
-    if math.isfinite(t) and math.isfinite(u):
-        return sigmoid_shift(t, u - t)
-    return sigmoid(u) - sigmoid(t)
 
 
 @njit(cache=True)
@@ -241,7 +158,7 @@ def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, 
                     b0 = ca0
                 has_x = nx > 0
             p = math.exp(logaddexp(b1, b0))
-            score = _shift(ca1, ca0, b1, b0) if has_x else np.nan
+            score = shift_of_masses(ca1, ca0, b1, b0) if has_x else np.nan
             div = 0.0
             if by_div and has_x and abs(score) > delta + ATOL:
                 div = _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1,
@@ -264,7 +181,8 @@ def _prunes(ub, thr, mode, by_div, k, ctrl, hk, heap) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def run(model, positions, params, iparams, state, work, work2, walk, top, found, budget):
+def run(model, positions, params, iparams, state, work, work2, plateau, walk, top, found,
+        budget):
     """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
 
@@ -279,8 +197,13 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
     (the messages' and the bound's scratch); ``walk``, ``top`` and ``found`` are
     :class:`~pcfair.patterns._compiled.SearchBuffers`' bundles.
 
+    ``plateau = (pos_of, scratch, stats)``: the plateau solver's
+    (:func:`pcfair.patterns._plateau_kernels.solve_plateau`), tried at every node the bound
+    does not prune once every sensitive position is decided (and inside this share's subtrees),
+    which answers the node's whole subtree where it applies.
+
     ``params = (logit P(d), δ, min_support)``; ``iparams = (mode, k, rank by divergence,
-    best first, w, n_w, split, rules)`` (``rules``: the box's, see
+    best first, w, n_w, split, rules, plateau solver)`` (``rules``: the box's, see
     :data:`~pcfair.patterns._bound_kernels.RULES_ALL`); ``dirty`` marks the variables whose state changed since
     the last :func:`~pcfair.patterns._bound_kernels.tree_box` (every write to ``st``/``val``
     sets it, the box clears it), which recomputes only their subtrees' paths. With ``n_w > 1`` the run is share ``w`` of ``n_w``, entering
@@ -309,8 +232,10 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
     shares = iparams[5]
     split = iparams[6]
     rules = iparams[7]
-    plain = rules & RULE_C  # the first box's rules (the same on every use of its arrays)
+    plain = rules & (RULE_C | RULE_E)  # the first box's (the same on every use of its arrays)
     mixtures = rules & (RULE_H | RULE_M) != 0  # a second box is worth trying
+    pos_of, p_scratch, p_stats = plateau
+    solver = iparams[8] != 0 and mode != M_ALL and not by_div and not min_support > 0
     thr = delta + ATOL
     cap = os_.shape[0]
     visited = 0
@@ -459,6 +384,15 @@ def run(model, positions, params, iparams, state, work, work2, walk, top, found,
             if prune:
                 ctrl[C_PRUNED] += 1
                 continue
+            if solver and sens_left[dd] == 0 and (shares == 1 or dd >= split) and \
+                    on_plateau(out, thr, mode, k, ctrl, hk, heap):
+                # every extension at once where the plateau solver applies
+                r = solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support,
+                                  mode, k, ctrl, fbest, top, found, p_scratch, p_stats)
+                if r == WITNESS:
+                    return FOUND
+                if r == SOLVED:
+                    continue
         ctrl[C_DEPTH] = dd
         _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, cn, cur,
                   c_role, c_val, c_score, c_p, c_div, c_la, delta, by_div, best_first, mode,

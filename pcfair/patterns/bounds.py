@@ -509,7 +509,8 @@ class TreeBound:
       its interval in a min/max only widens. Sums ``inf − inf`` (undefined) widen to the
       infinite end (−inf for a lower end, +inf for an upper one).
 
-    **Detached evidence below an observed variable.** For ``v`` in ``y`` with value ``a``,
+    **Detached evidence below an observed variable (rule E).** For ``v`` in ``y`` with value
+    ``a``,
     ``m_δ(v, j) = θ_δ(a | j) F_δ`` with ``F_δ = Π_c m_δ(c, a)`` the same for every ``j`` (for
     the ``A`` evidence and for the ``B`` evidence alike). A factor common to all values of a
     variable passes unchanged through its parent's sum (P3), ``Σ_k θ(k | i) F x_k = F Σ_k
@@ -568,7 +569,7 @@ class TreeBound:
     """
 
     name = "tree"
-    #: The box's rules H, M and C (bits of :data:`._bound_kernels.RULES_ALL`); fewer bits
+    #: The box's rules H, M, C and E (bits of :data:`._bound_kernels.RULES_ALL`); fewer bits
     #: evaluate the box without some, which ``benchmarks/bench_tree_order.py`` measures.
     rules: int = K.RULES_ALL
 

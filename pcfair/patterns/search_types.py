@@ -53,7 +53,9 @@ PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False, se
 class SearchResult:
     """Patterns found (:class:`~pcfair.patterns.scores.ScoredPattern`), plus statistics;
     ``best`` is the largest ``|Δ|`` among the patterns the run scored (a lower bound on the
-    model's largest)."""
+    model's largest). ``nodes`` counts the patterns scored (the tree search's plateau solver
+    adds one per assignment of a part it evaluates and one per candidate it scores; ``solved``
+    counts the subtrees it answered whole)."""
 
     patterns: list = field(default_factory=list)
     complete: bool = True
@@ -65,6 +67,7 @@ class SearchResult:
     best: float = 0.0
     bound: str = ""  # the pruning bound used (pcfair.patterns.bounds)
     compiled: bool = False  # run by a compiled search (pcfair.patterns._compiled)
+    solved: int = 0  # subtrees the tree search's plateau solver answered whole
 
 
 def decision_information(circuit: Circuit, d: int, variables: list[int]) -> np.ndarray:

@@ -21,11 +21,15 @@ earlier ``x`` variables hold and this one takes another value" (as
 own marginals (the recognition is exact), computed in another order: scores agree with the
 circuit's to rounding, and the tests check them against brute force.
 
-The box is evaluated in two steps: with the cheap contraction rule C of
-:class:`~pcfair.patterns.bounds.TreeBound` but without its mixture rules H and M first, and
-with all three (a second, incremental copy of the box) only where the first does not prune,
-and only while the second prunes at least one node in 20 of those it is tried on. Both boxes are sound, so which one prunes a node changes
-the work, never the answer.
+The box is evaluated in two steps: with the cheap rules C (contraction) and E (detached
+evidence) of :class:`~pcfair.patterns.bounds.TreeBound` but without its mixture rules H and M
+first, and with all of them (a second, incremental copy of the box) only where the first does
+not prune, and only while the second prunes at least one node in 20 of those it is tried on.
+Both boxes are sound, so which one prunes a node changes the work, never the answer.
+
+Near the largest |Δ| many nodes have their difference ``B − A`` decided while ``A`` still
+spans the peak: there a plateau solver (:mod:`pcfair.patterns._plateau_kernels`) answers the
+node's whole subtree by sorting the sums of its independent parts instead of walking it.
 
 A top-k by |Δ| climbs first (``ladder``): first-witness runs at thresholds above the best
 found raise a floor that the top-k search then starts from (see :func:`tree_search`).
@@ -54,6 +58,7 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import OptionError
 from pcfair.patterns import _bound_kernels as BK
+from pcfair.patterns import _plateau_kernels as PK
 from pcfair.patterns import _tree_search_kernels as K
 from pcfair.patterns._compiled import (
     COMPILED_MODES,
@@ -76,6 +81,9 @@ LADDER_STEP_SECONDS = 2.0
 LADDER_SHARE = 0.25
 #: The ladder's time without a deadline.
 LADDER_SECONDS = 30.0
+#: The first floor of the final top-k runs below the best pattern known (|Δ| units); each
+#: run that ends with fewer than ``k`` patterns above its floor quadruples it.
+LADDER_GAP = 0.005
 #: Runs in a row that end without an answer (neither a witness nor a proof) end the ladder:
 #: near the largest |Δ| proofs are what costs, and the top-k search does that work anyway.
 LADDER_CUTS = 2
@@ -87,7 +95,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
                 min_support: float = 0.0, best_first: bool = True,
                 progress: bool | None = False,
                 partition: tuple[int, int, int] | None = None,
-                ladder: bool = True) -> SearchResult:
+                ladder: bool = True, plateau: bool = True) -> SearchResult:
     """Compiled branch and bound over the tree model ``tb`` (see the module docstring).
 
     ``order``: the features in search order, sensitive first. ``mode``, ``k``, ``rank_by``,
@@ -100,16 +108,26 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     ``ladder`` (top-k by |Δ|): where the top-k search has not ended within
     :data:`LADDER_AFTER_SECONDS` (a sixth of the time left at most), climb from the best
     pattern it found with first-witness runs at optimistic thresholds (:func:`_ladder`),
-    then run the top-k search again with its threshold just below the ``k``-th largest
-    pattern known. A first-witness run prunes every node whose bound is under its δ from
+    then run the top-k search again, above floors descending from the best pattern known
+    (:data:`LADDER_GAP` below it, four times further each time) to just below the ``k``-th
+    largest pattern known, until one run ends with ``k`` patterns above its floor. A first-witness run prunes every node whose bound is under its δ from
     the start, where the top-k search's threshold rises only as it finds patterns, so a
     climb with thresholds above the best found reaches the largest |Δ| far sooner on models
     with a few extreme patterns.
     The answer is the same: at least ``k`` known patterns (distinct: each witness is above
     every pattern known before it) have ``|Δ|`` at or above the threshold, so the ``k``
     largest are all above it, and a top-k search restricted to the patterns above it returns
-    them (the known ones are found again: their nodes' bounds are at least their ``|Δ|``).
+    them (the known ones are found again: their nodes' bounds are at least their ``|Δ|``);
+    a run above a higher floor that ends with ``k`` patterns has the ``k`` largest of all,
+    and one that ends with fewer is followed by a lower floor.
     A climb whose first run proves that no pattern exceeds δ answers outright (none).
+
+    ``plateau`` (modes ``first`` and top-k by |Δ|, without ``min_support``): answer a
+    node's whole subtree by :func:`~pcfair.patterns._plateau_kernels.solve_plateau` where
+    it applies (the same patterns, found by sorting instead of walking); False walks every
+    node. With ``min_support`` the walk prunes by support (a pattern's probability only
+    falls as it grows), which the solver's enumeration cannot, and the plateau of
+    near-ties it is for is made of patterns far below any support.
     """
     check_request(mode, rank_by, k)
     if deadline is None and time_limit is not None:
@@ -117,10 +135,11 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     if not (ladder and mode == "topk" and rank_by == "discrimination"):
         return _tree_search(tb, sensitive, delta, order, mode=mode, k=k, rank_by=rank_by,
                             deadline=deadline, min_support=min_support,
-                            best_first=best_first, progress=progress, partition=partition)
+                            best_first=best_first, progress=progress, partition=partition,
+                            plateau=plateau)
     t0 = time.perf_counter()
     kwargs = dict(k=k, rank_by=rank_by, min_support=min_support, best_first=best_first,
-                  partition=partition)
+                  partition=partition, plateau=plateau)
     # the top-k search alone first: most searches end within it, and the ladder then costs
     # nothing; its patterns (real ones) seed the ladder
     first_end = time.time() + LADDER_AFTER_SECONDS
@@ -134,7 +153,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     known = list(first.patterns)
     start = max([delta] + [abs(p.score) for p in known])
     steps, proved = _ladder(tb, sensitive, start, order, deadline, min_support, partition,
-                            climb=bool(known))
+                            climb=bool(known), plateau=plateau)
     known += [s.patterns[0] for s in steps if s.patterns]  # distinct: each above all before
     found = sorted(abs(p.score) for p in known)
     if proved:  # the first climbing run found no pattern above δ at all (none known)
@@ -145,19 +164,32 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
         floor = delta
         if len(found) >= k:
             floor = max(delta, found[-k] - 2 * ATOL)  # the known patterns stay above it
-        res = _tree_search(tb, sensitive, floor, order, mode=mode, deadline=deadline,
-                           progress=progress, **kwargs)
+        # floors descending from the best known towards `floor`: a run that ends with k
+        # patterns above its floor has the top k (the higher the floor, the more it prunes)
+        gap = LADDER_GAP
+        while True:
+            level = max(floor, found[-1] - gap) if found else floor
+            res = _tree_search(tb, sensitive, level, order, mode=mode, deadline=deadline,
+                               progress=progress, **kwargs)
+            steps.append(res)
+            if not res.complete or len(res.patterns) >= k or level <= floor:
+                break
+            known += res.patterns  # every pattern above the level: kept if a later run is cut
+            gap *= 4
+        steps.pop()
         if res.complete and floor > delta and len(res.patterns) < k:  # cannot happen
             raise AssertionError("the top-k search lost a pattern of its ladder")
         if not res.complete:  # cut short: keep the known patterns it has not found again
             seen = {pattern_key(p.x, p.y) for p in res.patterns}
-            extra = [p for p in known if pattern_key(p.x, p.y) not in seen]
+            extra = list({pattern_key(p.x, p.y): p for p in known
+                          if pattern_key(p.x, p.y) not in seen}.values())
             res.patterns = sorted(res.patterns + extra, key=lambda p: -abs(p.score))[:k]
     for s in [first] + steps:
         if s is not res:
             res.nodes += s.nodes
             res.bounds += s.bounds
             res.pruned += s.pruned
+            res.solved += s.solved
             res.best = max(res.best, s.best)
     res.seconds = time.perf_counter() - t0
     return res
@@ -166,7 +198,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
 def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
             deadline: float | None, min_support: float,
             partition: tuple[int, int, int] | None,
-            climb: bool = False) -> tuple[list[SearchResult], bool]:
+            climb: bool = False, plateau: bool = True) -> tuple[list[SearchResult], bool]:
     """First-witness runs at optimistic thresholds: the first at ``delta`` (above it where
     ``climb``: ``delta`` is then a known pattern's |Δ|, the largest), then each between
     the largest witness ``lb`` and the smallest threshold ``hi`` a complete run found no
@@ -190,7 +222,7 @@ def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
                            rank_by="discrimination",
                            deadline=min(time.time() + LADDER_STEP_SECONDS, end),
                            min_support=min_support, best_first=True, progress=False,
-                           partition=partition)
+                           partition=partition, plateau=plateau)
         steps.append(run)
         cuts = 0 if (run.patterns or run.complete) else cuts + 1
         if run.patterns:
@@ -211,7 +243,7 @@ def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
 def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
                  mode: str, k: int, rank_by: str, deadline: float | None, min_support: float,
                  best_first: bool, progress: bool | None,
-                 partition: tuple[int, int, int] | None) -> SearchResult:
+                 partition: tuple[int, int, int] | None, plateau: bool = True) -> SearchResult:
     """One compiled search (:func:`tree_search` without the ladder)."""
     t0 = time.perf_counter()
     card = tb.card
@@ -244,7 +276,7 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     share = partition if partition is not None else (0, 1, 0)
     iparams = np.array([mode_id, int(k) if mode == "topk" else 1,
                         int(mode == "topk" and rank_by == "divergence"), int(bool(best_first)),
-                        *share, tb.rules], np.int64)
+                        *share, tb.rules, int(bool(plateau))], np.int64)
     width = 2 * (int(card[pos_var].max()) if n else 1) + 1
     buf = SearchBuffers(n, width, mode, k, wide_values=bool(n and card[pos_var].max() > 126))
     fa = np.zeros((n + 1, 2))
@@ -268,11 +300,16 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     work2 = (box.copy(), imp.copy(), lm.copy(), flags.copy(), out.copy(), dirty.copy(),
              np.zeros(3, np.int64))
 
+    pos_of = np.zeros(nv, np.int64)
+    pos_of[pos_var] = np.arange(n)
+    solver = (pos_of, PK.scratch(nv, tb.slots), np.zeros(3, np.int64))
+
     def step(budget: int) -> int:
-        return K.run(model, positions, params, iparams, state, work, work2, buf.walk(), buf.top(),
-                     buf.found(), budget)
+        return K.run(model, positions, params, iparams, state, work, work2, solver, buf.walk(),
+                     buf.top(), buf.found(), budget)
 
     drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)")
+    res.solved = int(solver[2][1])
     res.seconds = time.perf_counter() - t0
     return res
 

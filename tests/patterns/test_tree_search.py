@@ -99,7 +99,7 @@ def test_matches_the_python_search(seed, kind, n, zeros, tiny, ties):
         assert (got.nodes, got.pruned, got.bounds) == (ref.nodes, ref.pruned, ref.bounds)
         assert got.best == pytest.approx(ref.best, abs=1e-12)
 
-        first = run(pc, sens, delta, mode="first")
+        first = run(pc, sens, delta, mode="first", plateau=False)  # the same walk
         ref_first = search(pc, 0, 1, sens, delta, mode="first", order=order, options=PY)
         assert first.complete and len(first.patterns) == len(ref_first.patterns) <= 1
         if first.patterns:
@@ -128,7 +128,7 @@ def test_matches_the_python_search(seed, kind, n, zeros, tiny, ties):
                         abs(p.score) <= delta + 1e-12
             # the same walk as the Python search, node for node (no ladder before it)
             plain = run(pc, sens, delta, mode="topk", k=5, rank_by=rank, best_first=False,
-                        ladder=False)
+                        ladder=False, plateau=False)
             ref_plain = search(pc, 0, 1, sens, delta, mode="topk", k=5, rank_by=rank,
                                order=order, options=SearchOptions(
                                    bound="tree", seed_runs=0, best_first=False,
@@ -317,3 +317,68 @@ def test_shares_are_disjoint_and_cover_the_tree(split):
         else:
             np.testing.assert_allclose([abs(p.score) for p in merged],
                                        [abs(p.score) for p in serial.patterns], atol=1e-12)
+
+
+def test_the_plateau_solver_gives_the_answers_of_brute_force():
+    """Modes ``first`` and top-k by |Δ| with the plateau solver (which answers whole subtrees
+    by sorting) against brute force on random models (with ``min_support`` too, where the
+    walk runs alone); the solver must have answered some subtrees, and the walk without it
+    gives the same answers."""
+    solved = 0
+    for seed in range(40):
+        kind = ("tan", "root", "deep")[seed % 3]
+        pc, sens = model(seed, kind, 4 + seed % 4, zeros=seed % 5 == 0, tiny=seed % 7 == 0,
+                         ties=seed % 4 == 0)
+        for delta, support in ((0.0, 0.0), (0.02, 0.0), (0.0, 0.01), (0.1, 0.0)):
+            want = brute(pc, sens, delta)
+            best = sorted((abs(sc) for sc, p in want.values() if p >= support), reverse=True)
+            for k in (1, 3, 10):
+                got = run(pc, sens, delta, mode="topk", k=k, min_support=support,
+                          ladder=False)
+                walk = run(pc, sens, delta, mode="topk", k=k, min_support=support,
+                           ladder=False, plateau=False)
+                assert got.complete and walk.complete
+                assert [abs(p.score) for p in got.patterns] == pytest.approx(best[:k],
+                                                                            abs=1e-9)
+                assert [abs(p.score) for p in walk.patterns] == pytest.approx(best[:k],
+                                                                             abs=1e-9)
+                for p in got.patterns:  # real patterns, scored as the brute force scores
+                    score, prob = want[key(p)]
+                    assert p.score == pytest.approx(score, abs=1e-9)
+                    assert p.probability == pytest.approx(prob, rel=1e-7, abs=1e-15)
+                solved += got.solved
+            if delta > 0:  # a heap that never fills: every pattern above δ, as "all" finds
+                every = run(pc, sens, delta, mode="topk", k=len(want) + 5,
+                            min_support=support, ladder=False)
+                assert {key(p) for p in every.patterns} == {
+                    q for q, (_, p) in want.items() if p >= support}
+                solved += every.solved
+            for d in (delta, *best[:3]):  # at the largest |Δ|: the plateau's own threshold
+                cert = run(pc, sens, d, mode="first", min_support=support)
+                assert cert.complete
+                assert bool(cert.patterns) == any(b > d + 1e-12 for b in best)
+                if cert.patterns:
+                    assert abs(cert.patterns[0].score) > d
+                    assert key(cert.patterns[0]) in want
+                solved += cert.solved
+    assert solved > 0
+
+
+def test_plateau_window_is_where_the_shift_exceeds_the_threshold():
+    """:func:`_window` against a fine grid: inside, ``|σ(L + D) − σ(L)| > t``; outside, not."""
+    from pcfair.patterns._plateau_kernels import _window
+
+    rng = np.random.default_rng(0)
+    sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    for _ in range(200):
+        dlt = float(rng.choice([-1, 1]) * rng.exponential(3.0))
+        thr = float(rng.uniform(0, 1))
+        lo, hi = _window(thr, dlt)
+        grid = np.linspace(-40, 40, 200001)
+        inside = np.abs(sig(grid + dlt) - sig(grid)) > thr
+        if lo > hi:
+            assert not inside.any()
+            continue
+        got = (grid > lo) & (grid < hi)
+        near = (np.abs(grid - lo) < 1e-3) | (np.abs(grid - hi) < 1e-3)
+        assert np.array_equal(got[~near], inside[~near])
