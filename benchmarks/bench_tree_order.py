@@ -6,7 +6,9 @@ answers; only the pruning differs. ``--compare contraction``: with and without t
 C; ``--compare detach``: with and without rule E (evidence below an observed variable
 detached); ``--compare ladder``: top-k with and without the first-witness climb that raises
 its threshold first; ``--compare plateau``: with and without the plateau solver
-(:mod:`pcfair.patterns._plateau_kernels`). ``--compare rules``: the tree order with the box's
+(:mod:`pcfair.patterns._plateau_kernels`); ``--compare xfirst``: the tree order that puts
+each node's ``x`` subtrees first (``tree_search(..., x_first=True)``, what ``search_tree``
+runs) against one tree order for every node. ``--compare rules``: the tree order with the box's
 mixture rules H and M (the default) against the box without them. Each task runs the compiled search
 (:func:`pcfair.patterns.tree_search.tree_search`, one process) with the variable order of
 :func:`pcfair.patterns.search_types.search_order` ``"tree"`` (the default ``"auto"`` on these
@@ -39,7 +41,7 @@ Usage::
                                           [--only german,adult,binary,scaling,cli]
                                           [--supports 0.001,0]
                                           [--compare orders|rules|contraction|detach|ladder|
-                                                     plateau]
+                                                     plateau|xfirst]
 """
 
 from __future__ import annotations
@@ -69,18 +71,21 @@ from pcfair.patterns.bounds import TreeBound  # noqa: E402
 from pcfair.patterns.search_types import search_order  # noqa: E402
 from pcfair.patterns.tree_search import tree_search  # noqa: E402
 
-#: variant name → (variable order, the box's rules, the ladder, the plateau solver)
-VARIANTS = {"tree": ("tree", RULES_ALL, True, True),
-            "influence": ("influence", RULES_ALL, True, True),
-            "box without H, M": ("tree", RULES_ALL & ~(RULE_H | RULE_M), True, True),
-            "box without C": ("tree", RULES_ALL & ~RULE_C, True, True),
-            "box without E": ("tree", RULES_ALL & ~RULE_E, True, True),
-            "no ladder": ("tree", RULES_ALL, False, True),
-            "no plateau solver": ("tree", RULES_ALL, True, False)}
+#: variant name → (variable order, the box's rules, the ladder, the plateau solver, the
+#: tree order put x's subtrees first per node)
+VARIANTS = {"tree": ("tree", RULES_ALL, True, True, True),
+            "influence": ("influence", RULES_ALL, True, True, False),
+            "box without H, M": ("tree", RULES_ALL & ~(RULE_H | RULE_M), True, True, True),
+            "box without C": ("tree", RULES_ALL & ~RULE_C, True, True, True),
+            "box without E": ("tree", RULES_ALL & ~RULE_E, True, True, True),
+            "no ladder": ("tree", RULES_ALL, False, True, True),
+            "no plateau solver": ("tree", RULES_ALL, True, False, True),
+            "one tree order": ("tree", RULES_ALL, True, True, False)}
 #: the two variants each task runs, by ``--compare``
 PAIRS = {"orders": ("tree", "influence"), "rules": ("tree", "box without H, M"),
          "contraction": ("tree", "box without C"), "ladder": ("tree", "no ladder"),
-         "detach": ("tree", "box without E"), "plateau": ("tree", "no plateau solver")}
+         "detach": ("tree", "box without E"), "plateau": ("tree", "no plateau solver"),
+         "xfirst": ("tree", "one tree order")}
 PAIR = PAIRS["orders"]
 
 
@@ -136,13 +141,13 @@ class Task:
                        for o in ("tree", "influence")}
 
     def run(self, variant, delta, mode, k=1, min_support=0.0, limit=120.0):
-        order, rules, ladder, plateau = VARIANTS[variant]
+        order, rules, ladder, plateau, xf = VARIANTS[variant]
         tb = self.tb.fresh()
         tb.rules = rules
         t = time.perf_counter()
         res = tree_search(tb, self.sens, delta, self.orders[order], mode=mode,
                           k=k, time_limit=limit, min_support=min_support, ladder=ladder,
-                          plateau=plateau)
+                          plateau=plateau, x_first=order == "tree" and xf)
         return res, time.perf_counter() - t
 
 

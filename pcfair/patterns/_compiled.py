@@ -95,19 +95,25 @@ class SearchBuffers:
         self.op = np.concatenate([self.op, np.zeros(pad)])
         self.ox = np.concatenate([self.ox, np.zeros((pad, self.ox.shape[1]), self.ox.dtype)])
 
-    def decode(self, order: list[int]) -> list[ScoredPattern]:
+    def decode(self, order: list[int], orders: np.ndarray | None = None,
+               head: int = 0) -> list[ScoredPattern]:
         """The patterns found: the heap's by decreasing key (ties by arrival, as
-        :func:`~pcfair.patterns.search.search` sorts them), or the output buffer's."""
+        :func:`~pcfair.patterns.search.search` sorts them), or the output buffer's. Position
+        ``j`` holds ``order[j]``, or, with ``orders``, ``orders[mask][j]`` where ``mask`` has
+        bit ``j`` set for the first ``head`` positions in ``x``."""
         n = self.n
 
         def pattern(codes: np.ndarray, score: float, prob: float) -> ScoredPattern:
+            at = order
+            if orders is not None:
+                at = orders[sum(1 << j for j in range(head) if codes[j] < 0)]
             x, y = {}, {}
             for j in np.flatnonzero(codes[:n]):
                 c = int(codes[j])
                 if c < 0:
-                    x[order[j]] = -c - 1
+                    x[int(at[j])] = -c - 1
                 else:
-                    y[order[j]] = c - 1
+                    y[int(at[j])] = c - 1
             return ScoredPattern(x, y, float(score), float(prob))
 
         if self.mode == "topk":
@@ -119,11 +125,13 @@ class SearchBuffers:
 
 
 def drive(step: Callable[[int], int], buf: SearchBuffers, res: SearchResult,
-          deadline: float | None, progress: bool | None, desc: str) -> None:
+          deadline: float | None, progress: bool | None, desc: str,
+          orders: np.ndarray | None = None, head: int = 0) -> None:
     """Call ``step(budget)`` (one kernel call on ``buf``) until the search ends or the
     ``deadline`` (a :func:`time.time` value) comes within
     :data:`~pcfair.patterns.results.HANDOVER_SECONDS` per pattern found, then fill ``res``'s counters,
-    ``best``, ``complete`` and patterns (``res.order`` must be set), and mark it compiled."""
+    ``best``, ``complete`` and patterns (``res.order`` must be set; ``orders`` and ``head``
+    as :meth:`SearchBuffers.decode` takes them), and mark it compiled."""
     res.compiled = True
     budget = 1 << 14
     with progress_bar(progress, desc) as bar:
@@ -151,4 +159,4 @@ def drive(step: Callable[[int], int], buf: SearchBuffers, res: SearchResult,
     res.pruned = int(buf.ctrl[K.C_PRUNED])
     res.bounds = int(buf.ctrl[K.C_BOUNDS])
     res.best = float(buf.fbest[0])
-    res.patterns = buf.decode(res.order)
+    res.patterns = buf.decode(res.order, orders, head)

@@ -189,7 +189,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     The state comes in bundles (tuples, unpacked below): ``model = (post, par, card, kp,
     toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior)`` (the tree model of
     :class:`~pcfair.patterns.bounds.TreeBound`); ``positions = (pos_var, sens, free_st,
-    sens_left)``; ``state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)`` (the evidence
+    sens_left, orders)``; ``state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)`` (the evidence
     and the path's frames); ``work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr,
     mix)`` and ``work2 = (box, imp, lm, flags, out, dirty, stats)``, a second box with the
     mixture rules (``rules``), evaluated only where the plain box does not prune and while
@@ -203,7 +203,9 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     which answers the node's whole subtree where it applies.
 
     ``params = (logit P(d), δ, min_support)``; ``iparams = (mode, k, rank by divergence,
-    best first, w, n_w, split, rules, plateau solver)`` (``rules``: the box's, see
+    best first, w, n_w, split, rules, plateau solver, head)`` (``head > 0``: on entering a
+    node at depth ``head``, the positions below it take ``orders[mask]``, ``mask`` the head
+    positions in ``x``; ``rules``: the box's, see
     :data:`~pcfair.patterns._bound_kernels.RULES_ALL`); ``dirty`` marks the variables whose state changed since
     the last :func:`~pcfair.patterns._bound_kernels.tree_box` (every write to ``st``/``val``
     sets it, the box clears it), which recomputes only their subtrees' paths. With ``n_w > 1`` the run is share ``w`` of ``n_w``, entering
@@ -213,7 +215,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     ``sens[j]``); ``free_st[j]`` is position ``j``'s undecided state.
     """
     post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior = model
-    pos_var, sens, free_st, sens_left = positions
+    pos_var, sens, free_st, sens_left, orders = positions
     st, val, obs_a, obs_b, scratch, fa, fp, fint = state
     msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr, mix = work
     box2, imp2, lm2, flags2, out2, dirty2, stats2 = work2
@@ -236,6 +238,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     mixtures = rules & (RULE_H | RULE_M) != 0  # a second box is worth trying
     pos_of, p_scratch, p_stats = plateau
     solver = iparams[8] != 0 and mode != M_ALL and not by_div and not min_support > 0
+    head = iparams[9]  # > 0: the order below the head depends on the node's x (orders)
     thr = delta + ATOL
     cap = os_.shape[0]
     visited = 0
@@ -326,6 +329,14 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
             continue  # another share's subtree
         if fint[dd, 0] == 0 and sens_left[dd] == 0:
             continue  # no sensitive variable left to put in x
+        if head > 0 and dd == head:  # the order below, for this x
+            mask = 0
+            for j in range(head):
+                if code[j] < 0:
+                    mask |= 1 << j
+            for j in range(head, n):
+                pos_var[j] = orders[mask, j]
+                pos_of[pos_var[j]] = j
         if fint[dd, 0] > 0 or fint[dd, 1] > 0:
             prune = p < min_support
             if not prune:

@@ -70,7 +70,13 @@ from pcfair.patterns._compiled import (
 from pcfair.patterns._search_kernels import ATOL
 from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.executors import deadline_from
-from pcfair.patterns.search_types import SearchOptions, SearchResult, pattern_key, search_order
+from pcfair.patterns.search_types import (
+    SearchOptions,
+    SearchResult,
+    pattern_key,
+    search_order,
+    tree_preorder,
+)
 
 
 #: Seconds the top-k search runs alone before the ladder (a sixth of the time left at most).
@@ -81,6 +87,8 @@ LADDER_STEP_SECONDS = 2.0
 LADDER_SHARE = 0.25
 #: The ladder's time without a deadline.
 LADDER_SECONDS = 30.0
+#: Most sensitive variables for ``x_first`` (one order per subset of them).
+X_FIRST_MAX = 12
 #: The first floor of the final top-k runs below the best pattern known (|Δ| units); each
 #: run that ends with fewer than ``k`` patterns above its floor quadruples it.
 LADDER_GAP = 0.005
@@ -95,7 +103,8 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
                 min_support: float = 0.0, best_first: bool = True,
                 progress: bool | None = False,
                 partition: tuple[int, int, int] | None = None,
-                ladder: bool = True, plateau: bool = True) -> SearchResult:
+                ladder: bool = True, plateau: bool = True,
+                x_first: bool = False) -> SearchResult:
     """Compiled branch and bound over the tree model ``tb`` (see the module docstring).
 
     ``order``: the features in search order, sensitive first. ``mode``, ``k``, ``rank_by``,
@@ -122,6 +131,15 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     and one that ends with fewer is followed by a lower floor.
     A climb whose first run proves that no pattern exceeds δ answers outright (none).
 
+    ``x_first``: below the sensitive positions (the head of ``order``), visit the features
+    of each node in the tree pre-order that puts the subtrees holding *that node's* ``x``
+    first (:func:`~pcfair.patterns.search_types.tree_preorder`, ties broken by ``order``),
+    instead of ``order``'s one pre-order for every sensitive variable. Once ``x`` is decided
+    the subtrees that can change ``B − A`` are those holding ``x``; deciding them first makes
+    the bound's ``D`` exact early. Up to 12 sensitive variables (one order per subset of
+    them); beyond, ``order`` throughout. The nodes are the same lattice in another order, so
+    the answers do not change.
+
     ``plateau`` (modes ``first`` and top-k by |Δ|, without ``min_support``): answer a
     node's whole subtree by :func:`~pcfair.patterns._plateau_kernels.solve_plateau` where
     it applies (the same patterns, found by sorting instead of walking); False walks every
@@ -136,10 +154,10 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
         return _tree_search(tb, sensitive, delta, order, mode=mode, k=k, rank_by=rank_by,
                             deadline=deadline, min_support=min_support,
                             best_first=best_first, progress=progress, partition=partition,
-                            plateau=plateau)
+                            plateau=plateau, x_first=x_first)
     t0 = time.perf_counter()
     kwargs = dict(k=k, rank_by=rank_by, min_support=min_support, best_first=best_first,
-                  partition=partition, plateau=plateau)
+                  partition=partition, plateau=plateau, x_first=x_first)
     # the top-k search alone first: most searches end within it, and the ladder then costs
     # nothing; its patterns (real ones) seed the ladder
     first_end = time.time() + LADDER_AFTER_SECONDS
@@ -153,7 +171,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     known = list(first.patterns)
     start = max([delta] + [abs(p.score) for p in known])
     steps, proved = _ladder(tb, sensitive, start, order, deadline, min_support, partition,
-                            climb=bool(known), plateau=plateau)
+                            climb=bool(known), plateau=plateau, x_first=x_first)
     known += [s.patterns[0] for s in steps if s.patterns]  # distinct: each above all before
     found = sorted(abs(p.score) for p in known)
     if proved:  # the first climbing run found no pattern above δ at all (none known)
@@ -198,7 +216,8 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
 def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
             deadline: float | None, min_support: float,
             partition: tuple[int, int, int] | None,
-            climb: bool = False, plateau: bool = True) -> tuple[list[SearchResult], bool]:
+            climb: bool = False, plateau: bool = True,
+            x_first: bool = False) -> tuple[list[SearchResult], bool]:
     """First-witness runs at optimistic thresholds: the first at ``delta`` (above it where
     ``climb``: ``delta`` is then a known pattern's |Δ|, the largest), then each between
     the largest witness ``lb`` and the smallest threshold ``hi`` a complete run found no
@@ -222,7 +241,7 @@ def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
                            rank_by="discrimination",
                            deadline=min(time.time() + LADDER_STEP_SECONDS, end),
                            min_support=min_support, best_first=True, progress=False,
-                           partition=partition, plateau=plateau)
+                           partition=partition, plateau=plateau, x_first=x_first)
         steps.append(run)
         cuts = 0 if (run.patterns or run.complete) else cuts + 1
         if run.patterns:
@@ -243,7 +262,8 @@ def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
 def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
                  mode: str, k: int, rank_by: str, deadline: float | None, min_support: float,
                  best_first: bool, progress: bool | None,
-                 partition: tuple[int, int, int] | None, plateau: bool = True) -> SearchResult:
+                 partition: tuple[int, int, int] | None, plateau: bool = True,
+                 x_first: bool = False) -> SearchResult:
     """One compiled search (:func:`tree_search` without the ladder)."""
     t0 = time.perf_counter()
     card = tb.card
@@ -274,9 +294,10 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     mode_id = MODE_IDS[mode]
     params = np.array([tb.prior, float(delta), float(min_support)])
     share = partition if partition is not None else (0, 1, 0)
+    head = len(sens) if x_first and 0 < len(sens) <= X_FIRST_MAX else 0
     iparams = np.array([mode_id, int(k) if mode == "topk" else 1,
                         int(mode == "topk" and rank_by == "divergence"), int(bool(best_first)),
-                        *share, tb.rules, int(bool(plateau))], np.int64)
+                        *share, tb.rules, int(bool(plateau)), head], np.int64)
     width = 2 * (int(card[pos_var].max()) if n else 1) + 1
     buf = SearchBuffers(n, width, mode, k, wide_values=bool(n and card[pos_var].max() > 126))
     fa = np.zeros((n + 1, 2))
@@ -293,7 +314,8 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, tb.th1, tb.th0, tb.ctr,
              tb.ch_ptr, tb.ch_idx, tb.moff, tb.log_prior)
 
-    positions = (pos_var, is_sens, free_st, sens_left)
+    orders = _orders_by_x(tb, order, head) if head else pos_var[None, :].copy()
+    positions = (pos_var, is_sens, free_st, sens_left, orders)
     state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)
     rr, mix = tb.scratch()
     work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr, mix)
@@ -308,10 +330,25 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
         return K.run(model, positions, params, iparams, state, work, work2, solver, buf.walk(),
                      buf.top(), buf.found(), budget)
 
-    drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)")
+    drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)",
+          orders=orders if head else None, head=head)
     res.solved = int(solver[2][1])
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def _orders_by_x(tb: TreeBound, order: list[int], head: int) -> np.ndarray:
+    """Row ``mask``: the search order below the ``head`` sensitive positions for the nodes
+    whose ``x`` holds the head's positions in ``mask`` (bit ``j``: position ``j``), the tree
+    pre-order with the subtrees holding those variables first, ties by ``order``."""
+    info = {v: -i for i, v in enumerate(order)}
+    sens = order[:head]
+    out = np.zeros((1 << head, len(order)), np.int64)
+    for mask in range(1 << head):
+        x = [sens[j] for j in range(head) if mask >> j & 1]
+        rest = [v for v in tree_preorder(tb.parent, tb.d, x, info) if v not in set(sens)]
+        out[mask] = sens + rest
+    return out
 
 
 def search_tree(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
@@ -321,7 +358,8 @@ def search_tree(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta:
                 min_support: float = 0.0, progress: bool | None = False,
                 partition: tuple[int, int, int] | None = None) -> SearchResult | None:
     """:func:`tree_search` on ``circuit`` with :func:`~pcfair.patterns.search.search`'s
-    arguments and variable order (``options.ordering``), or None where it does not apply:
+    arguments and variable order (``options.ordering``; the tree order with ``x_first``),
+    or None where it does not apply:
     ``mode`` is not one of the compiled modes, ``options.bound`` forces another bound, or
     the circuit is not recognised (:meth:`TreeBound.from_circuit
     <pcfair.patterns.bounds.TreeBound.from_circuit>`)."""
@@ -330,9 +368,14 @@ def search_tree(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta:
     tb = TreeBound.from_circuit(circuit, d, fav)
     if tb is None:
         return None
+    # the tree order (asked for, or given as search_order gives it: parallel_search passes it
+    # to every share) puts each node's x subtrees first
+    tree_order = options.ordering in ("auto", "tree")
+    default = search_order(circuit, d, fav, sensitive, options.ordering)
+    x_first = tree_order and (order is None or [int(v) for v in order] == default)
     if order is None:
-        order = search_order(circuit, d, fav, sensitive, options.ordering)
+        order = default
     return tree_search(tb, sensitive, delta, order, mode=mode, k=k, rank_by=rank_by,
                        deadline=deadline, time_limit=time_limit, min_support=min_support,
                        best_first=options.best_first, progress=progress,
-                       partition=partition)
+                       partition=partition, x_first=x_first)

@@ -145,17 +145,22 @@ def test_against_brute_force(seed, kind, n, zeros, tiny, ties, delta, fav):
     """Every pattern (key, score, probability) and certification against the joint table."""
     pc, sens = model(seed, kind, n, zeros, tiny, ties)
     want = brute(pc, sens, delta, fav)
-    got = run(pc, sens, delta, fav, mode="all")
-    assert got.complete and {key(p) for p in got.patterns} == set(want)
-    for p in got.patterns:
-        score, prob = want[key(p)]
-        assert p.score == pytest.approx(score, abs=1e-9)
-        assert p.probability == pytest.approx(prob, rel=1e-7, abs=1e-15)
-    cert = run(pc, sens, delta, fav, mode="first")
-    assert cert.complete and bool(cert.patterns) == bool(want)
-    top = run(pc, sens, delta, fav, mode="topk", k=3)
-    assert [abs(p.score) for p in top.patterns] == pytest.approx(
-        sorted((abs(s) for s, _ in want.values()), reverse=True)[:3], abs=1e-9)
+    for x_first in (False, True):  # one tree order, or each node's x subtrees first
+        got = run(pc, sens, delta, fav, mode="all", x_first=x_first)
+        assert got.complete and {key(p) for p in got.patterns} == set(want)
+        for p in got.patterns:
+            score, prob = want[key(p)]
+            assert p.score == pytest.approx(score, abs=1e-9)
+            assert p.probability == pytest.approx(prob, rel=1e-7, abs=1e-15)
+        cert = run(pc, sens, delta, fav, mode="first", x_first=x_first)
+        assert cert.complete and bool(cert.patterns) == bool(want)
+        if cert.patterns:
+            assert key(cert.patterns[0]) in want
+        top = run(pc, sens, delta, fav, mode="topk", k=3, x_first=x_first)
+        assert [abs(p.score) for p in top.patterns] == pytest.approx(
+            sorted((abs(s) for s, _ in want.values()), reverse=True)[:3], abs=1e-9)
+        for p in top.patterns:
+            assert p.score == pytest.approx(want[key(p)][0], abs=1e-9)
 
 
 @settings(max_examples=25, deadline=None)
@@ -297,15 +302,16 @@ def test_deadline_min_support_and_refusals():
 
 
 @pytest.mark.parametrize("split", [1, 2, 3])
-def test_shares_are_disjoint_and_cover_the_tree(split):
+@pytest.mark.parametrize("x_first", [False, True])
+def test_shares_are_disjoint_and_cover_the_tree(split, x_first):
     """Three shares (as :func:`parallel_search` runs them) merge to the serial answer."""
     from pcfair.patterns.parallel import merge_patterns
 
     pc, sens = model(7, "deep", 6, ties=True)
     for mode, k in (("all", 1), ("topk", 4)):
-        serial = run(pc, sens, 0.01, mode=mode, k=k)
-        parts = [run(pc, sens, 0.01, mode=mode, k=k, partition=(w, 3, split))
-                 for w in range(3)]
+        serial = run(pc, sens, 0.01, mode=mode, k=k, x_first=x_first)
+        parts = [run(pc, sens, 0.01, mode=mode, k=k, partition=(w, 3, split),
+                     x_first=x_first) for w in range(3)]
         assert all(p.complete for p in parts)
         merged = merge_patterns(pc, 0, 1, parts, mode, k, "discrimination", 0.01)
         if mode == "all":
@@ -334,7 +340,7 @@ def test_the_plateau_solver_gives_the_answers_of_brute_force():
             best = sorted((abs(sc) for sc, p in want.values() if p >= support), reverse=True)
             for k in (1, 3, 10):
                 got = run(pc, sens, delta, mode="topk", k=k, min_support=support,
-                          ladder=False)
+                          ladder=False, x_first=seed % 2 == 0)
                 walk = run(pc, sens, delta, mode="topk", k=k, min_support=support,
                            ladder=False, plateau=False)
                 assert got.complete and walk.complete
