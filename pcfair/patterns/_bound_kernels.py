@@ -98,8 +98,9 @@ def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, 
     claiming too high a least ratio; +inf where ``θ(l|k0) = 0 < θ(l|k)``; exactly
     ``θ(l|k)/θ(l|k0)`` for a child observed with ``l``; 1 for a child whose subtree holds no
     evidence; exactly ``m(c, k) / m(c, k0)`` from the exact messages ``lm`` of a child whose
-    subtree has no undecided variable, any ratio where both are 0). The bounds do not depend on ``v``'s parent value, so one table serves every
-    parent value; ``rr[q, k, k0, 2:4]`` holds their exponentials."""
+    subtree has no undecided variable, any ratio where both are 0). The bounds do not
+    depend on ``v``'s parent value, so one table serves every parent value;
+    ``rr[q, k, k0, 2:4]`` holds their exponentials."""
     kv = card[v]
     for k in range(kv):
         for k0 in range(kv):

@@ -189,8 +189,8 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     The state comes in bundles (tuples, unpacked below): ``model = (post, par, card, kp,
     toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior)`` (the tree model of
     :class:`~pcfair.patterns.bounds.TreeBound`); ``positions = (pos_var, sens, free_st,
-    sens_left, orders)``; ``state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)`` (the evidence
-    and the path's frames); ``work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr,
+    sens_left, orders)``; ``state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)`` (the
+    evidence and the path's frames); ``work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr,
     mix)`` and ``work2 = (box, imp, lm, flags, out, dirty, stats)``, a second box with the
     mixture rules (``rules``), evaluated only where the plain box does not prune and while
     it prunes at least one node in 20 where it is tried (``stats``: tries, prunes, skips)
@@ -206,9 +206,10 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     best first, w, n_w, split, rules, plateau solver, head)`` (``head > 0``: on entering a
     node at depth ``head``, the positions below it take ``orders[mask]``, ``mask`` the head
     positions in ``x``; ``rules``: the box's, see
-    :data:`~pcfair.patterns._bound_kernels.RULES_ALL`); ``dirty`` marks the variables whose state changed since
-    the last :func:`~pcfair.patterns._bound_kernels.tree_box` (every write to ``st``/``val``
-    sets it, the box clears it), which recomputes only their subtrees' paths. With ``n_w > 1`` the run is share ``w`` of ``n_w``, entering
+    :data:`~pcfair.patterns._bound_kernels.RULES_ALL`); ``dirty`` marks the variables whose
+    state changed since the last :func:`~pcfair.patterns._bound_kernels.tree_box` (every
+    write to ``st``/``val`` sets it, the box clears it), which recomputes only their
+    subtrees' paths. With ``n_w > 1`` the run is share ``w`` of ``n_w``, entering
     only the subtrees at depth ``split`` whose :func:`node_hash` is ``w`` modulo ``n_w`` (the
     nodes above are walked by every share, so the shares are disjoint and cover the tree).
     Positions ``j`` hold the variables ``pos_var[j]`` (sensitive first,

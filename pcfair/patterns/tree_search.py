@@ -119,10 +119,11 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     pattern it found with first-witness runs at optimistic thresholds (:func:`_ladder`),
     then run the top-k search again, above floors descending from the best pattern known
     (:data:`LADDER_GAP` below it, four times further each time) to just below the ``k``-th
-    largest pattern known, until one run ends with ``k`` patterns above its floor. A first-witness run prunes every node whose bound is under its δ from
-    the start, where the top-k search's threshold rises only as it finds patterns, so a
-    climb with thresholds above the best found reaches the largest |Δ| far sooner on models
-    with a few extreme patterns.
+    largest pattern known, until one run ends with ``k`` patterns above its floor. A
+    first-witness run prunes every node whose bound is under its δ from the start, where the
+    top-k search's threshold rises only as it finds patterns, so a climb with thresholds
+    above the best found reaches the largest |Δ| far sooner on models with a few extreme
+    patterns.
     The answer is the same: at least ``k`` known patterns (distinct: each witness is above
     every pattern known before it) have ``|Δ|`` at or above the threshold, so the ``k``
     largest are all above it, and a top-k search restricted to the patterns above it returns
