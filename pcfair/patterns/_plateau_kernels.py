@@ -107,6 +107,14 @@ def _window(thr: float, dlt: float):
     return lo, hi
 
 
+@njit(cache=True, inline="always")
+def _threshold(thr, mode, k, ctrl, hk, heap) -> float:
+    """The threshold a pattern must beat: ``thr``, or the least score of a full top-k heap."""
+    if mode == M_TOPK and ctrl[C_HSIZE] >= k:
+        return max(thr, hk[heap[0]])
+    return thr
+
+
 @njit(cache=True)
 def on_plateau(out, thr, mode, k, ctrl, hk, heap) -> bool:
     """Whether a node looks like a plateau, where the solver pays (a cheap test on its
@@ -122,10 +130,7 @@ def on_plateau(out, thr, mode, k, ctrl, hk, heap) -> bool:
         return False
     if d_hi - d_lo > 1e-9 * (1.0 + abs(d_hi)):
         return False
-    t_eff = thr
-    if mode == M_TOPK and ctrl[C_HSIZE] >= k:
-        t_eff = max(thr, hk[heap[0]])
-    lo, hi = _window(t_eff, 0.5 * (d_lo + d_hi))
+    lo, hi = _window(_threshold(thr, mode, k, ctrl, hk, heap), 0.5 * (d_lo + d_hi))
     return lo <= hi and hi - lo < PLATEAU_SHARE * (out[1] - out[0])
 
 
@@ -329,9 +334,7 @@ def solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support, mo
         s2[j] = s1[n1 + j]
         c2[j] = c1[n1 + j]
     # count the candidates first: decline rather than score too many
-    t_eff = thr
-    if mode == M_TOPK and ctrl[C_HSIZE] >= k:
-        t_eff = max(thr, hk[heap[0]])
+    t_eff = _threshold(thr, mode, k, ctrl, hk, heap)
     lo, hi = _window(t_eff, dlt)
     if lo > hi:
         stats[1] += 1
@@ -348,8 +351,8 @@ def solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support, mo
             return DECLINED
     result = SOLVED
     for j in range(n1):
-        if mode == M_TOPK and ctrl[C_HSIZE] >= k and hk[heap[0]] > t_eff:
-            t_eff = hk[heap[0]]  # the heap rose: a narrower window
+        if _threshold(thr, mode, k, ctrl, hk, heap) > t_eff:
+            t_eff = _threshold(thr, mode, k, ctrl, hk, heap)  # the heap rose: narrower
             lo, hi = _window(t_eff, dlt)
             if lo > hi:
                 break

@@ -344,10 +344,11 @@ def _orders_by_x(tb: TreeBound, order: list[int], head: int) -> np.ndarray:
     pre-order with the subtrees holding those variables first, ties by ``order``."""
     info = {v: -i for i, v in enumerate(order)}
     sens = order[:head]
+    in_head = set(sens)
     out = np.zeros((1 << head, len(order)), np.int64)
     for mask in range(1 << head):
         x = [sens[j] for j in range(head) if mask >> j & 1]
-        rest = [v for v in tree_preorder(tb.parent, tb.d, x, info) if v not in set(sens)]
+        rest = [v for v in tree_preorder(tb.parent, tb.d, x, info) if v not in in_head]
         out[mask] = sens + rest
     return out
 
