@@ -341,7 +341,7 @@ def _cmd_learn(args) -> int:
                             structure=args.structure, k=args.k, max_iter=args.max_iter,
                             time_limit=args.time_limit, pseudocount=args.pseudocount,
                             random_state=args.seed, favorable=recipe.favorable,
-                            verbose=args.verbose, progress=progress)
+                            decouple=args.decouple, verbose=args.verbose, progress=progress)
         pc = res.circuit.with_recipe(dataclasses.replace(
             recipe, favorable=res.certificate.favorable, rows=len(train)))
         if res.fair is not True:
@@ -377,7 +377,10 @@ def _cmd_learn(args) -> int:
                           "test_log_likelihood": test_ll, "recipe": pc.recipe.to_dict()},
                          default=str))
         return EXIT_OK
-    fair = (f"certified {args.delta}-fair for {', '.join(_sensitive(args))}; "
+    fair = (f"certified {args.delta}-fair for {', '.join(_sensitive(args))}"
+            + (" (sensitive variables decoupled, λ = " + ", ".join(
+                f"{k} {w:g}" for k, w in res.stats["decouple_lambda"].items()) + ")"
+               if res.stats.get("decouple_lambda") else "") + "; "
             if args.fair else "")
     msg = (f"learned {pc} from {len(train)} rows; {fair}train log-likelihood "
            f"{train_ll:.6f} per row")
@@ -444,6 +447,10 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
                       help="most constrained re-fits (default 30)")
     fair.add_argument("--time-limit", type=positive_float, default=None,
                       help="seconds for the fair-learning loop")
+    fair.add_argument("--no-decouple", dest="decouple", action="store_false",
+                      help="where the loop ends uncertified, do not decouple the sensitive "
+                           "variables of a clt or naive_bayes model (pcfair.learn.decouple) "
+                           "until a run certifies it")
     p.set_defaults(func=_cmd_learn)
 
 

@@ -111,6 +111,20 @@ def test_fair_writes_a_certified_model(planted_csv, tmp_path, capsys):
                  "--delta", "0.1"]) == EXIT_FOUND
 
 
+def test_fair_decouples_a_model_the_loop_left_uncertified(planted_csv, tmp_path, capsys):
+    path, data = planted_csv
+    out = tmp_path / "fair.json"
+    sens = ",".join(data.sensitive)
+    argv = ["learn", str(path), "--decision", data.target, "--out", str(out), "--fair",
+            "--sensitive", sens, "--delta", "0.02", "--k", "1", "--max-iter", "1",
+            "--structure", "naive_bayes"]
+    assert main(argv) == EXIT_OK
+    stdout = capsys.readouterr().out
+    assert "certified 0.02-fair" in stdout and "sensitive variables decoupled, λ = " in stdout
+    assert main(["certify", str(out), "--decision", data.target, "--sensitive", sens,
+                 "--delta", "0.02"]) == EXIT_OK
+
+
 def test_fair_exits_3_and_writes_a_marked_model_when_not_certified(planted_csv, tmp_path,
                                                                    capsys):
     path, data = planted_csv
@@ -118,7 +132,7 @@ def test_fair_exits_3_and_writes_a_marked_model_when_not_certified(planted_csv, 
     sens = ",".join(data.sensitive)
     argv = ["learn", str(path), "--decision", data.target, "--out", str(out), "--fair",
             "--sensitive", sens, "--delta", "0.02", "--k", "1", "--max-iter", "1",
-            "--structure", "naive_bayes"]
+            "--structure", "naive_bayes", "--no-decouple"]
     assert main(argv) == EXIT_INCOMPLETE
     err = capsys.readouterr().err
     marked = tmp_path / "fair.uncertified.json"

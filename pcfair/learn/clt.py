@@ -138,6 +138,74 @@ def _vtree_of(v: int, children: dict[int, list[int]]):
     return (v, chain)
 
 
+@dataclass(frozen=True)
+class TreeModel:
+    """A tree model: the tree of the module docstring (or, with ``naive_bayes``, every
+    feature's parent the decision) and its circuit.
+
+    :meth:`compile` makes the circuit of any prior and tables on the same tree
+    (``tables[v][dv, j, k] = θ_dv(v = k | u(v) = j)``, as :func:`conditional_table` gives);
+    :mod:`pcfair.learn.decouple` uses it to move the sensitive variables' tables.
+    """
+
+    variables: Variables
+    tree: TreeStructure
+    circuit: Circuit | None = None
+    naive_bayes: bool = False
+
+    def compile(self, prior: np.ndarray, tables: dict[int, np.ndarray]) -> Circuit:
+        """The circuit of ``prior`` (the decision's distribution) and ``tables``."""
+        if self.naive_bayes:
+            from pcfair.learn.naive_bayes import naive_bayes_circuit
+
+            diag = np.arange(len(prior))
+            return naive_bayes_circuit(self.variables, self.tree.decision, prior,
+                                       {v: t[diag, diag] for v, t in tables.items()})
+        return compile_tree(self.variables, self.tree, prior, tables)
+
+
+def tree_model(codes: np.ndarray, variables: Variables, decision: int, pseudocount: float,
+               naive_bayes: bool = False) -> TreeModel:
+    """The maximum-likelihood tree model (Chow-Liu, or naive Bayes) of index-form ``codes``."""
+    cards = variables.cardinalities
+    if naive_bayes:
+        parent = np.full(len(cards), -1, np.int64)
+        features = tuple(v for v in range(len(cards)) if v != decision)
+        parent[list(features)] = decision
+        tree = TreeStructure(decision, features, parent, np.zeros((0, 0)))
+    else:
+        tree = learn_tree(codes, cards, decision, pseudocount)
+    kd = int(cards[decision])
+    prior = ((np.bincount(codes[:, decision], minlength=kd) + pseudocount / kd)
+             / (len(codes) + pseudocount))
+    tables = {v: conditional_table(codes, cards, v, int(tree.parent[v]), decision, pseudocount)
+              for v in tree.features}
+    model = TreeModel(variables, tree, naive_bayes=naive_bayes)
+    return TreeModel(variables, tree, model.compile(prior, tables), naive_bayes)
+
+
+def learn_tree_model(df: pd.DataFrame, decision: str, structure: str = "clt",
+                     pseudocount: float = 1.0) -> TreeModel:
+    """:func:`tree_model` of a complete categorical frame (``structure``: ``"clt"`` or
+    ``"naive_bayes"``).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"d": [0, 1, 1, 0], "a": [0, 1, 1, 1], "b": [0, 1, 0, 0]})
+    >>> model = learn_tree_model(df, "d")
+    >>> model.tree.parent.tolist(), model.circuit.properties().deterministic
+    ([-1, 0, 1], True)
+    """
+    if structure not in ("clt", "naive_bayes"):
+        raise OptionError(f"a tree model is 'clt' or 'naive_bayes', not {structure!r}")
+    if decision not in df.columns:
+        raise DataError(f"decision column {decision!r} is not in the data; columns are "
+                        f"{list(df.columns)}")
+    codes, variables = encode_frame(df)
+    return tree_model(codes, variables, variables.index(decision), pseudocount,
+                      naive_bayes=structure == "naive_bayes")
+
+
 #: Structures :func:`learn_pc` learns.
 STRUCTURES = ("clt", "strudel", "naive_bayes")
 
@@ -224,15 +292,8 @@ def _learn_codes(codes: np.ndarray, variables, d: int, structure: str, pseudocou
     """:func:`learn_pc` on encoded data."""
     cards = variables.cardinalities
     if structure == "naive_bayes":
-        from pcfair.learn.naive_bayes import learn_naive_bayes
-
-        return learn_naive_bayes(codes, variables, d, pseudocount)
-    tree = learn_tree(codes, cards, d, pseudocount)
-    kd = int(cards[d])
-    prior = (np.bincount(codes[:, d], minlength=kd) + pseudocount / kd) / (len(codes) + pseudocount)
-    tables = {v: conditional_table(codes, cards, v, int(tree.parent[v]), d, pseudocount)
-              for v in tree.features}
-    clt = compile_tree(variables, tree, prior, tables)
+        return tree_model(codes, variables, d, pseudocount, naive_bayes=True).circuit
+    clt = tree_model(codes, variables, d, pseudocount).circuit
     if structure == "clt":
         return clt
     from pcfair.learn.parameters import fit_parameters

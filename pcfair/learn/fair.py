@@ -13,6 +13,15 @@ naive Bayes to deterministic, structured-decomposable circuits, with open solver
    subject to all constraints, with scipy's SLSQP, analytic gradients and Jacobians (circuit
    flows, :mod:`pcfair.inference.gradients`), warm-started from the previous solution; go to 2.
 
+4. if the loop ends without a certificate (its budget spent, or the solver stuck) and the
+   structure is a tree model (``"clt"``, ``"naive_bayes"``), *decouple*: move the tables that
+   tie the sensitive variables to the rest a fraction λ of the way to tables that make them
+   independent of the decision and the other features (:mod:`pcfair.learn.decouple`; at
+   λ = 1 every Δ is exactly 0, proved there), and bisect λ for the least one a complete run
+   certifies. The loop's constraints fix the common patterns at little cost in likelihood;
+   decoupling fixes the long tail of rare ones (raw German: thousands of contexts) that the
+   loop would constrain fifty at a time.
+
 The returned model is called fair only when a complete certification run finds no pattern.
 
 Baselines (same data, same smoothing):
@@ -48,14 +57,23 @@ from pcfair.inference.gradients import SoftmaxParameters
 from pcfair.inference.quotient import implicit_favorable
 from pcfair.inference.marginals import log_marginals
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
+from pcfair.circuit.counts import ParameterCounts
 from pcfair.learn.clt import (
+    TreeModel,
     TreeStructure,
     compile_tree,
     conditional_table,
     learn_pc,
     learn_tree,
+    tree_model,
 )
 from pcfair.learn.data import encode_frame, prepare_frame
+from pcfair.learn.decouple import (
+    blend_tables,
+    decoupled_tables,
+    decoupling_groups,
+    tree_tables,
+)
 from pcfair.learn.naive_bayes import _nb_tables, _prior, naive_bayes_circuit
 from pcfair.learn.parameters import data_flows
 from pcfair.learn.recipe import Recipe
@@ -104,26 +122,29 @@ def _problem(df: pd.DataFrame, decision, sensitive=(), favorable=None,
 
 
 def _structure(df: pd.DataFrame, prob: _Problem, structure, pseudocount: float,
-               random_state) -> Circuit:
-    """The circuit whose structure is learned or given (parameters are re-fitted later)."""
+               random_state) -> tuple[Circuit, TreeModel | None]:
+    """The circuit whose structure is learned or given (parameters are re-fitted later), and
+    its tree model where it is one (``"clt"``, ``"naive_bayes"``)."""
     if isinstance(structure, Circuit):
         rep = structure.properties()
         if not rep.deterministic:
             raise StructureError("fair learning fits parameters from data flows, which needs a "
                                  "deterministic circuit; this one is not (or undecided)")
-        return structure
-    if structure == "naive_bayes":
-        cards = prob.variables.cardinalities
-        feats = [v for v in range(len(cards)) if v != prob.decision]
-        return naive_bayes_circuit(prob.variables, prob.decision,
-                                   _prior(prob.codes, cards, prob.decision, None, pseudocount),
-                                   _nb_tables(prob.codes, cards, prob.decision, feats,
-                                              pseudocount))
+        return structure, None
     if structure not in STRUCTURES:
         raise OptionError(f"structure must be one of {STRUCTURES} or a Circuit, not "
                          f"{structure!r}")
-    return learn_pc(df[prob.names], prob.names[prob.decision], structure=structure,
-                    pseudocount=pseudocount, random_state=random_state)
+    if structure == "strudel":
+        return learn_pc(df[prob.names], prob.names[prob.decision], structure=structure,
+                        pseudocount=pseudocount, random_state=random_state), None
+    model = tree_model(prob.codes, prob.variables, prob.decision, pseudocount,
+                       naive_bayes=structure == "naive_bayes")
+    return _with_counts(model.circuit, prob.codes, pseudocount), model
+
+
+def _with_counts(circuit: Circuit, codes: np.ndarray, pseudocount: float) -> Circuit:
+    """``circuit`` with its training counts (the parameter posterior), as :func:`learn_pc`."""
+    return circuit.with_counts(ParameterCounts.from_data(circuit, codes, pseudocount))
 
 
 def _fit(template: Circuit, codes: np.ndarray, pseudocount: float,
@@ -152,7 +173,7 @@ def learn_mle_pc(df: pd.DataFrame, decision: str, structure="clt", pseudocount: 
     0.6667
     """
     prob = _problem(df, decision)
-    template = _structure(df, prob, structure, pseudocount, random_state)
+    template, _ = _structure(df, prob, structure, pseudocount, random_state)
     sp, _, theta = _fit(template, prob.codes, pseudocount)
     return sp.circuit(theta)
 
@@ -252,7 +273,7 @@ def learn_repaired_pc(df: pd.DataFrame, decision: str, sensitive, structure="clt
     (0.75, 0.5)
     """
     prob = _problem(df, decision, sensitive)
-    template = _structure(df, prob, structure, pseudocount, random_state)
+    template, _ = _structure(df, prob, structure, pseudocount, random_state)
     weights = reweighing_weights(df, decision, sensitive)
     sp, _, theta = _fit(template, prob.codes, pseudocount, weights)
     return sp.circuit(theta)
@@ -285,7 +306,13 @@ class FairLearningResult:
     mle_circuit : Circuit
         The unconstrained maximum-likelihood model on the same structure.
     status : str
-        Why the loop stopped.
+        Why the loop stopped (and, where it ran, how the decoupling ended).
+    decoupling : DataFrame
+        One row per certification on the decoupling path: ``phase`` (``all``, ``shared``, or
+        the sensitive variable whose weight moves), ``lambda[<name>]`` per sensitive
+        variable, ``fair``, ``complete``, ``log_likelihood`` (mean per training row) and
+        ``seconds``; empty where the loop certified its model or decoupling was off or not
+        available.
     """
 
     circuit: Circuit
@@ -295,6 +322,7 @@ class FairLearningResult:
     patterns: list[Pattern]
     mle_circuit: Circuit
     status: str
+    decoupling: pd.DataFrame = field(default_factory=pd.DataFrame)
     stats: dict = field(default_factory=dict)
 
     @property
@@ -392,8 +420,9 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
                   random_state=None, *, favorable=None, engine: str = "auto",
                   margin: float | None = None, oracle_time_limit: float | None = ORACLE_SECONDS,
                   certify_time_limit: float | None = None, count_patterns: bool = True,
-                  solver_options: dict | None = None, bins=None, verbose: bool = False,
-                  progress: bool | None = None) -> FairLearningResult:
+                  solver_options: dict | None = None, bins=None, decouple: bool = True,
+                  decouple_steps: int = 6, decouple_time_limit: float | None = 60.0,
+                  verbose: bool = False, progress: bool | None = None) -> FairLearningResult:
     """Learn a circuit by maximum likelihood subject to δ-fairness, and certify it.
 
     Parameters
@@ -455,6 +484,20 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         ftol=1e-10``).
     bins : int or mapping of str to int, optional
         Quantile-bin the continuous columns (see :func:`pcfair.learn_pc`).
+    decouple : bool, default True
+        Where the loop ends without a certificate and the structure is a tree model
+        (``"clt"``, ``"naive_bayes"``), move the sensitive variables' tables a fraction λ of
+        the way to tables that make them independent of the decision and the other features
+        (:mod:`pcfair.learn.decouple`; at λ = 1 every Δ is 0, proved there), and return the
+        model of the least λ found that a complete run certifies: λ = 1 first, then
+        ``decouple_steps`` bisection steps on one λ shared by the sensitive variables, then
+        as many on each variable's own λ (``_decouple_until_certified``). The steps are in
+        :attr:`FairLearningResult.decoupling`; the weights, by variable name, in
+        ``stats["decouple_lambda"]`` (None where decoupling did not run or found nothing).
+    decouple_steps : int, default 6
+        Bisection steps per phase (λ to 2**-steps).
+    decouple_time_limit : float or None, default 60
+        Seconds of each certification on the path; a run cut short counts as not certified.
     verbose : bool, default False
         Print one line per oracle call (iteration, patterns left, mean log-likelihood,
         constraints, largest |Δ| found, seconds) and the reason the loop stopped.
@@ -491,6 +534,8 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     t0 = time.perf_counter()
     if not 0 < float(delta) < 1:
         raise OptionError(f"delta must be in (0, 1), got {delta}")
+    if int(decouple_steps) < 0:
+        raise OptionError(f"decouple_steps must be >= 0, got {decouple_steps}")
     margin = 0.05 * float(delta) if margin is None else float(margin)
     if margin < 0 or margin >= delta:
         raise OptionError(f"margin must be in [0, delta), got {margin}")
@@ -504,7 +549,8 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         res = _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
                           time_limit, pseudocount, random_state, favorable, engine, margin,
                           oracle_time_limit, certify_time_limit, count_patterns,
-                          solver_options, verbose, bar, t0)
+                          solver_options, verbose, bar, t0,
+                          (int(decouple_steps), decouple_time_limit) if decouple else None)
     finally:
         bar.close()
     given = structure.recipe if isinstance(structure, Circuit) and not edges else None
@@ -535,7 +581,8 @@ def _iteration_line(row: dict) -> str:
 
 def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter, time_limit,
                 pseudocount, random_state, favorable, engine, margin, oracle_time_limit,
-                certify_time_limit, count_patterns, solver_options, verbose, bar, t0):
+                certify_time_limit, count_patterns, solver_options, verbose, bar, t0,
+                decouple):
     recipe = structure.recipe if isinstance(structure, Circuit) else None
     if favorable is None and recipe is not None and recipe.decision == str(decision):
         favorable = recipe.favorable  # a given model's recorded value (None if it has none)
@@ -549,7 +596,7 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
         favorable = labels[code]
     prob = _problem(df, decision, sensitive, favorable,
                     structure.variables if isinstance(structure, Circuit) else None)
-    template = _structure(df, prob, structure, pseudocount, random_state)
+    template, model = _structure(df, prob, structure, pseudocount, random_state)
     sp, counts, theta = _fit(template, prob.codes, pseudocount)
     mle = sp.circuit(theta)
     names = [prob.variables.names[v] for v in prob.sensitive]
@@ -617,8 +664,84 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
         end = (f"certified fair after {len(rows) - 1} re-fit(s)" if status == "certified fair"
                else f"{status}; final certification: {verdict[certificate.fair]}")
         _say(bar, f"{end}, {time.perf_counter() - t0:.1f} s")
+    steps, lam = pd.DataFrame(), None
+    if certificate.fair is not True and decouple is not None and model is not None:
+        def check(pc: Circuit) -> Certificate:
+            return certify(pc, oracle.decision, names, delta, favorable=favorable,
+                           engine=engine, time_limit=decouple[1], progress=False)
+
+        say = (lambda line: _say(bar, line)) if verbose else None
+        found_model, steps = _decouple_until_certified(model, circuit, prob, check, decouple[0],
+                                                       say)
+        if found_model is not None:
+            lam, circuit, certificate = found_model
+            circuit = _with_counts(circuit, prob.codes, pseudocount)
+            shown = ", ".join(f"{k} {w:g}" for k, w in lam.items())
+            status = (f"{status}; decoupled the sensitive variables (λ = {shown}) and "
+                      f"certified fair")
+        else:
+            status = f"{status}; decoupling found no certified model"
     return FairLearningResult(
         circuit=circuit, fair=certificate.fair,
         certificate=certificate, history=history, patterns=patterns, mle_circuit=mle,
-        status=status, stats={"seconds": time.perf_counter() - t0, "margin": margin,
-                              "oracle_cache": oracle.cache_info()})
+        status=status, decoupling=steps,
+        stats={"seconds": time.perf_counter() - t0, "margin": margin,
+               "oracle_cache": oracle.cache_info(), "decouple_lambda": lam})
+
+
+def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem, check,
+                              steps: int, say) -> tuple[tuple | None, pd.DataFrame]:
+    """Bisection on the decoupling path of ``circuit`` (:mod:`pcfair.learn.decouple`) for
+    the least weights λ whose model ``check`` certifies.
+
+    All weights 1 are checked first (every Δ is 0 there, so a complete run proves it unless
+    its time runs out). Then ``steps`` bisection steps on one weight shared by every
+    sensitive variable (``lo`` the largest not certified, from λ = 0: the loop's own model;
+    ``hi`` the least certified), and then, sensitive variable by variable, ``steps`` more on
+    that variable's weight alone in ``[0, hi]`` with the others held: a variable that
+    carries little of the discrimination keeps more of its fit. Certification need not be
+    monotone in the weights, so the result is the least certified point the bisections
+    visited; only certified models are returned. Returns ``((weights by name, circuit,
+    certificate) or None, the table of steps)``.
+    """
+    prior, tables = tree_tables(model, circuit)
+    target = decoupled_tables(model, circuit, prob.sensitive)
+    groups = decoupling_groups(model, prob.sensitive)
+    names = {s: prob.variables.names[s] for s in prob.sensitive}
+    rows: list[dict] = []
+
+    def probe(phase: str, lam: dict):
+        t = time.perf_counter()
+        pc = model.compile(prior, blend_tables(tables, target, lam, groups))
+        cert = check(pc)
+        rows.append({"phase": phase, **{f"lambda[{names[s]}]": w for s, w in lam.items()},
+                     "fair": cert.fair, "complete": cert.complete,
+                     "log_likelihood": float(log_marginals(pc, prob.codes).mean()),
+                     "seconds": time.perf_counter() - t})
+        if say is not None:
+            verdict = {True: "certified fair", False: "a pattern remains",
+                       None: "incomplete"}[cert.fair]
+            shown = ", ".join(f"{names[s]} {w:g}" for s, w in lam.items())
+            say(f"decoupling ({phase}) λ = {shown}: {verdict}, log-likelihood "
+                f"{rows[-1]['log_likelihood']:.6f} per row, {rows[-1]['seconds']:.1f} s")
+        return ({names[s]: w for s, w in lam.items()}, pc, cert) if cert.fair is True else None
+
+    def bisect(phase: str, lam: dict, movable: list[int], hi: float, best):
+        lo = 0.0
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            found = probe(phase, {**lam, **{s: mid for s in movable}})
+            if found is not None:
+                best, hi = found, mid
+            else:
+                lo = mid
+        return {**lam, **{s: hi for s in movable}}, best
+
+    lam = {s: 1.0 for s in prob.sensitive}
+    best = probe("all", lam)
+    if best is not None:
+        lam, best = bisect("shared", lam, list(prob.sensitive), 1.0, best)
+        if len(prob.sensitive) > 1:
+            for s in prob.sensitive:
+                lam, best = bisect(names[s], lam, [s], lam[s], best)
+    return best, pd.DataFrame(rows)

@@ -1,9 +1,10 @@
 """Naive Bayes ``P(D) Π_z P(z | D)`` as a deterministic, structured-decomposable circuit.
 
 :func:`naive_bayes_circuit` lays the model out on the vtree ``(D, (z1, (z2, ...)))``;
-:func:`learn_naive_bayes` estimates its tables from codes with the pseudocount convention of
-:mod:`pcfair.learn.clt` (``(n + α/K) / (N + α)``). ``learn_pc(..., structure="naive_bayes")``
-and the fair learner use them.
+:func:`pcfair.learn.clt.tree_model` estimates its tables from codes with the pseudocount
+convention of :mod:`pcfair.learn.clt` (``(n + α/K) / (N + α)``), as a tree model whose every
+feature hangs from the decision; ``learn_pc(..., structure="naive_bayes")`` and the fair
+learner use it.
 """
 
 from __future__ import annotations
@@ -93,14 +94,3 @@ def _nb_tables(codes: np.ndarray, cards: np.ndarray, d: int, feats, pseudocount:
             out[z] = conditional_table(codes, cards, z, d, d, pseudocount)[
                 np.arange(int(cards[d])), np.arange(int(cards[d]))]
     return out
-
-
-def learn_naive_bayes(codes: np.ndarray, variables: Variables, decision: int,
-                      pseudocount: float = 1.0) -> Circuit:
-    """The maximum-likelihood naive Bayes circuit of index-form ``codes`` (smoothed by
-    ``pseudocount``), rooted at ``decision``."""
-    cards = variables.cardinalities
-    feats = [v for v in range(len(cards)) if v != decision]
-    return naive_bayes_circuit(variables, decision,
-                               _prior(codes, cards, decision, None, pseudocount),
-                               _nb_tables(codes, cards, decision, feats, pseudocount))

@@ -57,9 +57,43 @@ def test_planted_data_ends_certified_between_independent_and_mle(planted, struct
     assert (hist["max_violation"].dropna() <= 0).all()
 
 
+@pytest.mark.parametrize("structure", ["clt", "naive_bayes"])
+def test_a_loop_cut_short_ends_certified_by_decoupling(planted, structure):
+    df, sens = planted.frame, planted.sensitive
+    res = learn_fair_pc(df, "D", sens, 0.05, structure=structure, k=1, max_iter=1)
+    assert res.fair is True and res.certificate.complete
+    assert "decoupled the sensitive variables" in res.status
+    assert "max_iter=1" in res.status  # why the loop stopped is still said
+    # an independent check: the dense engine counts no pattern
+    assert find_patterns(res.circuit, "D", sens, 0.05, engine="lattice",
+                         count_only=True).count == 0
+    lam = res.stats["decouple_lambda"]
+    assert set(lam) == set(sens) and all(0 < w <= 1 for w in lam.values())
+    steps = res.decoupling
+    assert steps["phase"].iloc[0] == "all" and bool(steps["fair"].iloc[0])
+    assert set(steps["phase"]) == {"all", "shared", *sens}
+    chosen = steps[steps["fair"].astype(bool)].iloc[-1]
+    assert [chosen[f"lambda[{s}]"] for s in sens] == [lam[s] for s in sens]
+    assert chosen["log_likelihood"] == pytest.approx(_ll(res.circuit, df), abs=1e-9)
+    # the loop's own model is not fair; full decoupling costs more likelihood than the result
+    off = learn_fair_pc(df, "D", sens, 0.05, structure=structure, k=1, max_iter=1,
+                        decouple=False)
+    assert off.fair is False and off.decoupling.empty and off.stats["decouple_lambda"] is None
+    assert steps["log_likelihood"].iloc[0] < _ll(res.circuit, df) < _ll(off.circuit, df)
+    assert (res.circuit.counts is not None) and res.circuit.recipe.decision == "D"
+
+
+def test_decoupling_needs_a_tree_model(planted):
+    df, sens = planted.frame, planted.sensitive
+    res = learn_fair_pc(df, "D", sens, 0.02, structure="strudel", k=1, max_iter=1,
+                        random_state=0)
+    assert res.fair is False and res.decoupling.empty
+    assert "decoupl" not in res.status
+
+
 def test_mle_baseline_is_the_starting_point(planted):
     df, sens = planted.frame, planted.sensitive
-    res = learn_fair_pc(df, "D", sens, 0.1, k=5, max_iter=0)
+    res = learn_fair_pc(df, "D", sens, 0.1, k=5, max_iter=0, decouple=False)
     assert res.iterations == 0 and res.fair is False and "max_iter" in res.status
     assert res.certificate.complete and res.certificate.witness is not None
     mle = learn_mle_pc(df, "D")
@@ -135,7 +169,8 @@ def test_classifier_fair_option(planted):
     assert by_index.certified_ is True
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        PCClassifier(fair={"sensitive": ["S1"], "delta": 0.05, "max_iter": 0}).fit(X, y)
+        PCClassifier(fair={"sensitive": ["S1"], "delta": 0.05, "max_iter": 0,
+                           "decouple": False}).fit(X, y)
     assert any("not certified" in str(w.message) for w in caught)
     with pytest.raises(ValueError, match="delta"):
         PCClassifier(fair={"sensitive": ["S1"]}).fit(X, y)
