@@ -50,22 +50,40 @@ class TreeStructure:
     mutual_information: np.ndarray
 
 
-def learn_tree(codes: np.ndarray, cards: np.ndarray, decision: int, pseudocount: float
-               ) -> TreeStructure:
-    """Chow-Liu tree over the features, rooted at its centre, hung below ``decision``."""
+def learn_tree(codes: np.ndarray, cards: np.ndarray, decision: int, pseudocount: float,
+               last=()) -> TreeStructure:
+    """Chow-Liu tree over the features, rooted at its centre, hung below ``decision``.
+
+    With ``last`` (feature indices), the best tree in which no other feature hangs below one
+    of ``last``: the Chow-Liu tree of the other features, then the ``last`` ones attached one
+    at a time by the largest mutual information with a feature already in the tree. This is
+    Prim's algorithm on the graph with the first tree contracted to one node (an edge's weight
+    the largest to any of its members), so the ``last`` part is a maximum spanning tree of
+    that graph, and the whole the maximum over the trees of that shape (the two parts' sums
+    are independent). :mod:`pcfair.learn.decouple` uses it for sensitive features: moving
+    their tables then leaves the rest of the tree as it was learned.
+    """
     m = codes.shape[1]
     features = [v for v in range(m) if v != decision]
     parent = np.full(m, -1, np.int64)
     if not features:
         return TreeStructure(decision, (), parent, np.zeros((0, 0)))
     mi = mutual_information(codes[:, features], cards[features], pseudocount)
-    local = maximum_spanning_tree(mi, 0)
-    g = nx.Graph([(int(u), int(v)) for v, u in enumerate(local) if u >= 0])
-    g.add_nodes_from(range(len(features)))
-    centre = min(nx.center(g)) if len(features) > 1 else 0
+    late = {features.index(int(v)) for v in last}
+    first = [i for i in range(len(features)) if i not in late] or sorted(late)[:1]
+    local = maximum_spanning_tree(mi[np.ix_(first, first)], 0)
+    g = nx.Graph([(first[int(u)], first[int(v)]) for v, u in enumerate(local) if u >= 0])
+    g.add_nodes_from(first)
+    centre = min(nx.center(g)) if len(first) > 1 else first[0]
     for u, v in nx.bfs_edges(g, centre):
         parent[features[v]] = features[u]
     parent[features[centre]] = decision
+    placed, rest = list(first), [i for i in sorted(late) if i not in first]
+    while rest:  # Prim: the late feature with the largest link to the tree, lowest index first
+        gain = mi[np.ix_(rest, placed)]
+        i, j = np.unravel_index(int(np.argmax(gain)), gain.shape)
+        parent[features[rest[i]]] = features[placed[j]]
+        placed.append(rest.pop(i))
     return TreeStructure(decision, tuple(features), parent, mi)
 
 
@@ -165,8 +183,9 @@ class TreeModel:
 
 
 def tree_model(codes: np.ndarray, variables: Variables, decision: int, pseudocount: float,
-               naive_bayes: bool = False) -> TreeModel:
-    """The maximum-likelihood tree model (Chow-Liu, or naive Bayes) of index-form ``codes``."""
+               naive_bayes: bool = False, last=()) -> TreeModel:
+    """The maximum-likelihood tree model (Chow-Liu, or naive Bayes) of index-form ``codes``
+    (``last``: see :func:`learn_tree`)."""
     cards = variables.cardinalities
     if naive_bayes:
         parent = np.full(len(cards), -1, np.int64)
@@ -174,7 +193,7 @@ def tree_model(codes: np.ndarray, variables: Variables, decision: int, pseudocou
         parent[list(features)] = decision
         tree = TreeStructure(decision, features, parent, np.zeros((0, 0)))
     else:
-        tree = learn_tree(codes, cards, decision, pseudocount)
+        tree = learn_tree(codes, cards, decision, pseudocount, last)
     kd = int(cards[decision])
     prior = ((np.bincount(codes[:, decision], minlength=kd) + pseudocount / kd)
              / (len(codes) + pseudocount))

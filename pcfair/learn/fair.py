@@ -122,9 +122,11 @@ def _problem(df: pd.DataFrame, decision, sensitive=(), favorable=None,
 
 
 def _structure(df: pd.DataFrame, prob: _Problem, structure, pseudocount: float,
-               random_state) -> tuple[Circuit, TreeModel | None]:
+               random_state, sensitive_last: bool = False) -> tuple[Circuit, TreeModel | None]:
     """The circuit whose structure is learned or given (parameters are re-fitted later), and
-    its tree model where it is one (``"clt"``, ``"naive_bayes"``)."""
+    its tree model where it is one (``"clt"``, ``"naive_bayes"``; with ``sensitive_last``
+    the Chow-Liu tree has no non-sensitive feature below a sensitive one,
+    :func:`pcfair.learn.clt.learn_tree`)."""
     if isinstance(structure, Circuit):
         rep = structure.properties()
         if not rep.deterministic:
@@ -138,7 +140,8 @@ def _structure(df: pd.DataFrame, prob: _Problem, structure, pseudocount: float,
         return learn_pc(df[prob.names], prob.names[prob.decision], structure=structure,
                         pseudocount=pseudocount, random_state=random_state), None
     model = tree_model(prob.codes, prob.variables, prob.decision, pseudocount,
-                       naive_bayes=structure == "naive_bayes")
+                       naive_bayes=structure == "naive_bayes",
+                       last=prob.sensitive if sensitive_last else ())
     return _with_counts(model.circuit, prob.codes, pseudocount), model
 
 
@@ -440,7 +443,12 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     structure : {"clt", "strudel", "naive_bayes"} or Circuit
         The structure learner (:func:`pcfair.learn_pc`, or naive Bayes built here), or a
         deterministic circuit whose structure is kept (its variables must be columns of
-        ``df``).
+        ``df``). With ``decouple`` (the default), ``"clt"`` is the best Chow-Liu tree with
+        the sensitive features last (:func:`pcfair.learn.clt.learn_tree`'s ``last``): no
+        other feature hangs below a sensitive one, so decoupling moves only the sensitive
+        features' own tables and the decoupled end is the independent baseline's form. On raw
+        German this start costs 0.034 nats per row (−19.499 against −19.465 for the plain
+        tree) and the fully decoupled end gains 0.08 (−19.626 against −19.707).
     k : int, default 10
         Patterns added per iteration (the oracle's top-k).
     rank_by : {"divergence", "discrimination"}, default "divergence"
@@ -596,7 +604,8 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
         favorable = labels[code]
     prob = _problem(df, decision, sensitive, favorable,
                     structure.variables if isinstance(structure, Circuit) else None)
-    template, model = _structure(df, prob, structure, pseudocount, random_state)
+    template, model = _structure(df, prob, structure, pseudocount, random_state,
+                                 sensitive_last=decouple is not None)
     sp, counts, theta = _fit(template, prob.codes, pseudocount)
     mle = sp.circuit(theta)
     names = [prob.variables.names[v] for v in prob.sensitive]
@@ -698,10 +707,11 @@ def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem
     its time runs out). Then ``steps`` bisection steps on one weight shared by every
     sensitive variable (``lo`` the largest not certified, from λ = 0: the loop's own model;
     ``hi`` the least certified), and then, sensitive variable by variable, ``steps`` more on
-    that variable's weight alone in ``[0, hi]`` with the others held: a variable that
-    carries little of the discrimination keeps more of its fit. Certification need not be
-    monotone in the weights, so the result is the least certified point the bisections
-    visited; only certified models are returned. Returns ``((weights by name, circuit,
+    that variable's weight alone in ``[0, hi]`` with the others held, largest possible gain
+    first (variables that could win at most :data:`MIN_DECOUPLING_GAIN` are skipped): a
+    variable that carries little of the discrimination keeps more of its fit. Certification
+    need not be monotone in the weights, so the result is the least certified point the
+    bisections visited; only certified models are returned. Returns ``((weights by name, circuit,
     certificate) or None, the table of steps)``.
     """
     prior, tables = tree_tables(model, circuit)
@@ -737,11 +747,26 @@ def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem
                 lo = mid
         return {**lam, **{s: hi for s in movable}}, best
 
+    def log_likelihood(lam: dict) -> float:
+        pc = model.compile(prior, blend_tables(tables, target, lam, groups))
+        return float(log_marginals(pc, prob.codes).mean())
+
     lam = {s: 1.0 for s in prob.sensitive}
     best = probe("all", lam)
     if best is not None:
         lam, best = bisect("shared", lam, list(prob.sensitive), 1.0, best)
         if len(prob.sensitive) > 1:
-            for s in prob.sensitive:
-                lam, best = bisect(names[s], lam, [s], lam[s], best)
+            # the most a variable's own bisection could win: its weight at 0, others held
+            base = log_likelihood(lam)
+            gain = {s: log_likelihood({**lam, s: 0.0}) - base for s in prob.sensitive}
+            for s in sorted(prob.sensitive, key=lambda s: -gain[s]):
+                if gain[s] > MIN_DECOUPLING_GAIN:
+                    lam, best = bisect(names[s], lam, [s], lam[s], best)
     return best, pd.DataFrame(rows)
+
+
+#: Least training log-likelihood per row (nats) that a sensitive variable's own bisection
+#: could win (its weight at 0, the others held) for :func:`learn_fair_pc` to run it; below
+#: this its certifications cannot pay (e.g. raw German's ``sex``, a function of
+#: ``personal_status``: 1e-6).
+MIN_DECOUPLING_GAIN = 1e-4

@@ -93,6 +93,42 @@ def test_tree_is_a_maximum_spanning_tree():
     assert ours == pytest.approx(nx_weight, rel=1e-12)
 
 
+def _prufer_trees(m):
+    """Every labelled tree on ``m`` nodes, as edge lists (Prüfer sequences)."""
+    for seq in itertools.product(range(m), repeat=m - 2):
+        yield list(nx.from_prufer_sequence(list(seq)).edges()) if m > 2 else [(0, 1)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_a_tree_with_features_last_is_the_best_of_its_shape(seed):
+    """``learn_tree(..., last=L)``: no other feature hangs below one of L, and its total
+    mutual information is the largest over every tree of that shape (brute force over all
+    labelled trees on up to 6 features: the others must induce a connected subtree)."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 7))
+    df = random_frame(seed, n=200, cards=tuple(int(k) for k in rng.integers(2, 4, m)))
+    codes, variables = encode_frame(df)
+    cards = variables.cardinalities
+    k = int(rng.integers(1, m + 1))
+    last = sorted(int(v) + 1 for v in rng.choice(m, size=k, replace=False))
+    tree = learn_tree(codes, cards, 0, 1.0, last=last)
+    mi = tree.mutual_information
+    parent = tree.parent
+    assert sum(parent[v] == 0 for v in tree.features) == 1  # one root feature
+    for v in tree.features:
+        if v not in last and parent[v] != 0:
+            assert parent[v] not in last
+    ours = sum(mi[v - 1, parent[v] - 1] for v in tree.features if parent[v] != 0)
+    first = [i for i in range(m) if i + 1 not in last]
+    best = -1.0
+    for edges in _prufer_trees(m):
+        if first and not nx.is_connected(nx.Graph(edges).subgraph(first)) and len(first) > 1:
+            continue
+        best = max(best, sum(mi[i, j] for i, j in edges))
+    assert ours == pytest.approx(best, rel=1e-12, abs=1e-15)
+
+
 def test_bad_input():
     df = random_frame(0)
     with pytest.raises(pcfair.DataError, match="decision column 'zz'"):
