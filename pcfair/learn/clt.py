@@ -309,11 +309,9 @@ def _learn_codes(codes: np.ndarray, variables, d: int, structure: str, pseudocou
                  random_state, max_splits: int, max_nodes: int, valid_size: float,
                  progress: bool | None) -> Circuit:
     """:func:`learn_pc` on encoded data."""
-    cards = variables.cardinalities
-    if structure == "naive_bayes":
-        return tree_model(codes, variables, d, pseudocount, naive_bayes=True).circuit
-    clt = tree_model(codes, variables, d, pseudocount).circuit
-    if structure == "clt":
+    clt = tree_model(codes, variables, d, pseudocount,
+                     naive_bayes=structure == "naive_bayes").circuit
+    if structure != "strudel":
         return clt
     from pcfair.learn.parameters import fit_parameters
     from pcfair.learn.strudel import strudel

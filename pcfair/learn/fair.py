@@ -424,7 +424,7 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
                   margin: float | None = None, oracle_time_limit: float | None = ORACLE_SECONDS,
                   certify_time_limit: float | None = None, count_patterns: bool = True,
                   solver_options: dict | None = None, bins=None, decouple: bool = True,
-                  decouple_steps: int = 6, decouple_time_limit: float | None = 60.0,
+                  decouple_steps: int = 6, decouple_time_limit: float | None = 600.0,
                   verbose: bool = False, progress: bool | None = None) -> FairLearningResult:
     """Learn a circuit by maximum likelihood subject to δ-fairness, and certify it.
 
@@ -504,8 +504,10 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         ``stats["decouple_lambda"]`` (None where decoupling did not run or found nothing).
     decouple_steps : int, default 6
         Bisection steps per phase (λ to 2**-steps).
-    decouple_time_limit : float or None, default 60
-        Seconds of each certification on the path; a run cut short counts as not certified.
+    decouple_time_limit : float or None, default 600
+        Seconds for the decoupling (None: no limit). Each certification on the path gets at
+        most :data:`DECOUPLE_PROBE_SECONDS` (60) of them; a run cut short counts as not
+        certified, and the bisection stops when the time is spent.
     verbose : bool, default False
         Print one line per oracle call (iteration, patterns left, mean log-likelihood,
         constraints, largest |Δ| found, seconds) and the reason the loop stopped.
@@ -675,9 +677,16 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
         _say(bar, f"{end}, {time.perf_counter() - t0:.1f} s")
     steps, lam = pd.DataFrame(), None
     if certificate.fair is not True and decouple is not None and model is not None:
-        def check(pc: Circuit) -> Certificate:
+        deadline = None if decouple[1] is None else time.perf_counter() + decouple[1]
+
+        def check(pc: Circuit) -> Certificate | None:
+            left = None if deadline is None else deadline - time.perf_counter()
+            if left is not None and left <= 0:
+                return None
             return certify(pc, oracle.decision, names, delta, favorable=favorable,
-                           engine=engine, time_limit=decouple[1], progress=False)
+                           engine=engine, progress=False,
+                           time_limit=DECOUPLE_PROBE_SECONDS if left is None
+                           else min(left, DECOUPLE_PROBE_SECONDS))
 
         say = (lambda line: _say(bar, line)) if verbose else None
         found_model, steps = _decouple_until_certified(model, circuit, prob, check, decouple[0],
@@ -711,8 +720,9 @@ def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem
     first (variables that could win at most :data:`MIN_DECOUPLING_GAIN` are skipped): a
     variable that carries little of the discrimination keeps more of its fit. Certification
     need not be monotone in the weights, so the result is the least certified point the
-    bisections visited; only certified models are returned. Returns ``((weights by name, circuit,
-    certificate) or None, the table of steps)``.
+    bisections visited; only certified models are returned. ``check`` returns None once the
+    decoupling's time is spent; the search stops there with what it has. Returns
+    ``((weights by name, circuit, certificate) or None, the table of steps)``.
     """
     prior, tables = tree_tables(model, circuit)
     target = decoupled_tables(model, circuit, prob.sensitive)
@@ -724,6 +734,8 @@ def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem
         t = time.perf_counter()
         pc = model.compile(prior, blend_tables(tables, target, lam, groups))
         cert = check(pc)
+        if cert is None:  # the decoupling's time is spent
+            raise _OutOfTime
         rows.append({"phase": phase, **{f"lambda[{names[s]}]": w for s, w in lam.items()},
                      "fair": cert.fair, "complete": cert.complete,
                      "log_likelihood": float(log_marginals(pc, prob.codes).mean()),
@@ -736,6 +748,10 @@ def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem
                 f"{rows[-1]['log_likelihood']:.6f} per row, {rows[-1]['seconds']:.1f} s")
         return ({names[s]: w for s, w in lam.items()}, pc, cert) if cert.fair is True else None
 
+    def log_likelihood(lam: dict) -> float:
+        pc = model.compile(prior, blend_tables(tables, target, lam, groups))
+        return float(log_marginals(pc, prob.codes).mean())
+
     def bisect(phase: str, lam: dict, movable: list[int], hi: float, best):
         lo = 0.0
         for _ in range(steps):
@@ -745,24 +761,33 @@ def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem
                 best, hi = found, mid
             else:
                 lo = mid
+            state["best"] = best
         return {**lam, **{s: hi for s in movable}}, best
 
-    def log_likelihood(lam: dict) -> float:
-        pc = model.compile(prior, blend_tables(tables, target, lam, groups))
-        return float(log_marginals(pc, prob.codes).mean())
-
+    state: dict = {"best": None}
     lam = {s: 1.0 for s in prob.sensitive}
-    best = probe("all", lam)
-    if best is not None:
-        lam, best = bisect("shared", lam, list(prob.sensitive), 1.0, best)
-        if len(prob.sensitive) > 1:
-            # the most a variable's own bisection could win: its weight at 0, others held
-            base = log_likelihood(lam)
-            gain = {s: log_likelihood({**lam, s: 0.0}) - base for s in prob.sensitive}
-            for s in sorted(prob.sensitive, key=lambda s: -gain[s]):
-                if gain[s] > MIN_DECOUPLING_GAIN:
-                    lam, best = bisect(names[s], lam, [s], lam[s], best)
-    return best, pd.DataFrame(rows)
+    try:
+        best = state["best"] = probe("all", lam)
+        if best is not None:
+            lam, best = bisect("shared", lam, list(prob.sensitive), 1.0, best)
+            if len(prob.sensitive) > 1:
+                # the most a variable's own bisection could win: its weight at 0, others held
+                base = log_likelihood(lam)
+                gain = {s: log_likelihood({**lam, s: 0.0}) - base for s in prob.sensitive}
+                for s in sorted(prob.sensitive, key=lambda s: -gain[s]):
+                    if gain[s] > MIN_DECOUPLING_GAIN:
+                        lam, best = bisect(names[s], lam, [s], lam[s], best)
+    except _OutOfTime:
+        pass
+    return state["best"], pd.DataFrame(rows)
+
+
+class _OutOfTime(Exception):
+    """The decoupling's time is spent (raised between certifications)."""
+
+
+#: Most seconds of one certification on the decoupling path of :func:`learn_fair_pc`.
+DECOUPLE_PROBE_SECONDS = 60.0
 
 
 #: Least training log-likelihood per row (nats) that a sensitive variable's own bisection

@@ -84,6 +84,14 @@ def test_a_loop_cut_short_ends_certified_by_decoupling(planted, structure):
     assert (res.circuit.counts is not None) and res.circuit.recipe.decision == "D"
 
 
+def test_decoupling_stops_when_its_time_is_spent(planted):
+    df, sens = planted.frame, planted.sensitive
+    res = learn_fair_pc(df, "D", sens, 0.05, k=1, max_iter=1, decouple_time_limit=1e-9)
+    assert res.fair is False and res.decoupling.empty
+    assert res.status.endswith("decoupling found no certified model")
+    assert res.certificate.witness is not None  # the loop's own model and its witness
+
+
 def test_decoupling_needs_a_tree_model(planted):
     df, sens = planted.frame, planted.sensitive
     res = learn_fair_pc(df, "D", sens, 0.02, structure="strudel", k=1, max_iter=1,
