@@ -608,6 +608,11 @@ def _best_k(parts: list[tuple], k: int) -> tuple:
 PRUNE_MODES = (None, "threshold", "topk")
 #: Chunks up to which :func:`scan` bounds them (one bound evaluation each) before scanning.
 MAX_BOUNDED_CHUNKS = 4096
+#: Rows of a chunk's table per bound evaluation :func:`chunk_bounds` may spend on the chunk's
+#: sub-chunks: both costs grow with the circuit, and one evaluation is far cheaper than 64
+#: rows (the binarized German CLT: a chunk of 262,144 rows scans in ~0.8 s; its 4,096
+#: evaluations of the tree bound take ~25 ms).
+SUBCHUNK_ROWS_PER_BOUND = 64
 
 
 def _below(ub: float, bar: float) -> bool:
@@ -617,7 +622,8 @@ def _below(ub: float, bar: float) -> bool:
 
 
 def chunk_bounds(circuit: Circuit, plan: LatticePlan, chunks: list[tuple[int, ...]],
-                 deadline: float | None = None) -> np.ndarray | None:
+                 deadline: float | None = None, bar: float | None = None,
+                 budget: int | None = None) -> np.ndarray | None:
     """An upper bound on ``|Δ|`` over the patterns of each chunk, or None where no bound
     applies to the circuit.
 
@@ -630,16 +636,36 @@ def chunk_bounds(circuit: Circuit, plan: LatticePlan, chunks: list[tuple[int, ..
     probability holds no defined pattern and gets ``-1``. Hence a skipped chunk, one whose
     bound is at most a threshold, holds no pattern above it: the pruned scan equals the
     unpruned one on everything kept above that threshold. Chunks not bounded when
-    ``deadline`` (a :func:`time.time` value) passes get ``+inf`` (never skipped)."""
+    ``deadline`` (a :func:`time.time` value) passes get ``+inf`` (never skipped).
+
+    With ``bar`` (the threshold a skipped chunk must stay under), a chunk whose own bound
+    is above it is split into *sub-chunks* along the features outside its prefix, in the
+    branch-and-bound search's order (:func:`pcfair.patterns.search_types.search_order`:
+    sensitive first, then the tree order where the circuit is a tree model), each state of
+    the next feature one sub-chunk (excluded; in ``y`` with a value; for a sensitive one
+    also in ``x`` with a value), depth first, up to ``budget`` bound evaluations per chunk
+    (default: one per :data:`SUBCHUNK_ROWS_PER_BOUND` rows of its table;
+    :func:`_subchunk_bound`). The sub-chunks of a node partition its patterns (every pattern
+    gives the next feature exactly one state), so the largest bound over a partition's
+    leaves bounds the chunk too; where every leaf is under ``bar``, so is the chunk's value
+    here, and :func:`scan` skips it. The chunk's table is still scanned whole where it is not
+    skipped.
+    """
     from pcfair.patterns.bounds import select_bound  # the bounds import the quotient engine
 
     try:
         bound = select_bound(circuit, plan.decision, plan.favorable)
     except (OptionError, StructureError):
         return None
+    from pcfair.patterns.search_types import search_order
+
     axes = plan.nonsensitive[: plan.prefix]
+    below = [v for v in search_order(circuit, plan.decision, plan.favorable,
+                                     list(plan.sensitive)) if v not in axes]
     free = [v for v in plan.features if v not in axes]
     sens = set(plan.sensitive)
+    if budget is None:
+        budget = plan.chunk_rows() // SUBCHUNK_ROWS_PER_BOUND
     out = np.full(len(chunks), np.inf)
     for i, prefix in enumerate(chunks):
         if deadline is not None and time.time() > deadline:
@@ -647,7 +673,52 @@ def chunk_bounds(circuit: Circuit, plan: LatticePlan, chunks: list[tuple[int, ..
         y = {v: s - 1 for v, s in zip(axes, prefix) if s > 0}
         node = bound.node({}, y, free, sens)
         out[i] = -1.0 if node is None else node.ub
+        if node is not None and bar is not None and not _below(node.ub, bar):
+            out[i] = _subchunk_bound(bound, plan, y, free, below, sens, bar, node.ub, budget)
     return out
+
+
+def _subchunk_bound(bound, plan: LatticePlan, y: dict, free: list[int], below, sens: set,
+                    bar: float, ub: float, budget: int) -> float:
+    """A chunk's bound from its sub-chunks (:func:`chunk_bounds`), or ``ub`` where the
+    search cannot show that every sub-chunk is under ``bar``.
+
+    Depth first over the features ``below`` (those outside the chunk's prefix, split in
+    this order; ``x`` and ``y`` grow as features are put in them): a sub-chunk under
+    ``bar`` (or with no extension of positive probability) is a leaf; one above it is split
+    on the next feature. The search gives up, returning ``ub``, at the first sub-chunk above ``bar`` with
+    no feature left to split on or once ``budget`` evaluations are spent (then the chunk
+    is scanned anyway, so the finer value is not worth more evaluations). Otherwise every
+    leaf is under ``bar``, and their largest bound (≤ ``bar``) is returned: it bounds every
+    pattern of the chunk (the leaves partition them).
+    """
+    stack = [({}, y, free, 0)]
+    worst = -1.0
+    spent = 0
+    while stack:
+        x0, y0, free0, k = stack.pop()
+        if k == len(below):
+            return ub  # a sub-chunk above the bar with nothing left to split
+        v = below[k]
+        rest = [w for w in free0 if w != v]
+        card = plan.cards[v]
+        for state in range(2 * card + 1 if v in sens else card + 1):
+            if spent >= budget:
+                return ub
+            x1, y1 = x0, y0
+            if 0 < state <= card:
+                y1 = {**y0, v: state - 1}
+            elif state > card:
+                x1 = {**x0, v: state - card - 1}
+            node = bound.node(x1, y1, rest, sens)
+            spent += 1
+            if node is None:
+                continue
+            if _below(node.ub, bar):
+                worst = max(worst, node.ub)
+            else:
+                stack.append((x1, y1, rest, k + 1))
+    return worst
 
 
 # ------------------------------------------------------------------------------- the engine
@@ -700,7 +771,8 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     the result but the statistics ``defined`` and ``best``); ``"topk"`` skips, as the scan
     goes, those whose bound is at most the ``k_top``-th best ``|Δ|`` found so far (exact
     for the top-k heap and ``best``; the counts then cover the visited chunks only).
-    ``stats["chunks_pruned"]`` counts the skipped chunks (done, for completeness).
+    ``stats["chunks_pruned"]`` counts the skipped chunks (done, for completeness), and
+    ``stats["bound_seconds"]`` the time spent bounding them.
     """
     require_tractable_marginals(circuit)
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
@@ -733,10 +805,15 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     if prune == "topk" and not query.k_top:
         prune = None
     ubs = None
+    bounding = 0.0
     deadline = deadline_from(time_limit)
     if prune is not None and not query.summaries and query.points is None \
             and 1 < len(chunks) <= MAX_BOUNDED_CHUNKS:
-        ubs = chunk_bounds(circuit, plan, chunks, deadline)
+        bounding = time.perf_counter()
+        ubs = chunk_bounds(circuit, plan, chunks, deadline,
+                           bar=min(query.deltas) + THRESHOLD_ATOL if prune == "threshold"
+                           else None)
+        bounding = time.perf_counter() - bounding
     n_pruned = 0
     if ubs is not None:
         order = np.argsort(-ubs, kind="stable")  # the most promising chunks first
@@ -828,6 +905,7 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
              "chunks": len(chunks) + n_pruned,
              "chunks_done": len(results) - len(partial) - len(pruned),
              "chunks_partial": len(partial), "chunks_pruned": n_pruned + len(pruned),
+             "bound_seconds": bounding,
              "seconds": time.perf_counter() - t0, "chunk_bytes": plan.chunk_bytes()}
     return ScanResult(merged, complete, plan, stats, bits, picked)
 

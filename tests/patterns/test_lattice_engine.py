@@ -395,6 +395,39 @@ def test_pruned_chunks_give_the_unpruned_answer(seed, cards, kind, frac):
     assert ranked.result.best == pytest.approx(a.best, rel=1e-12, abs=1e-15)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(2, 4), min_size=3, max_size=5),
+       st.sampled_from(["psdd", "tree"]), st.floats(0.0, 1.2), st.integers(1, 64))
+def test_subchunk_bounds_cover_every_pattern_of_their_chunk(seed, cards, kind, frac, budget):
+    """lattice.chunk_bounds with a bar (sub-chunk refinement): every chunk's value is at
+    least the largest |Δ| among its patterns where that is above the bar (brute force over
+    every pattern), never more than the chunk's own bound, and under the bar only where
+    every pattern of the chunk is; a small budget only gives up more often."""
+    from _pattern_oracle import enumerate_patterns
+
+    from pcfair.patterns.lattice import chunk_bounds
+
+    pc, d, fav, sens = _tree_model(seed, cards) if kind == "tree" else model(seed, cards, "psdd")
+    plan = make_plan(pc, d, fav, sens, min_chunks=4)
+    chunks = plan.chunks()
+    plain = chunk_bounds(pc, plan, chunks)
+    found = enumerate_patterns(pc, list(plan.cards), d, sens, favorable=fav, delta=1.0)
+    best = max((r.abs_delta for r in found), default=0.0)
+    bar = frac * best
+    refined = chunk_bounds(pc, plan, chunks, bar=bar, budget=budget)
+    axes = plan.nonsensitive[: plan.prefix]
+    worst = {c: -1.0 for c in chunks}
+    for r in found:
+        key = tuple(0 if v not in r.y else r.y[v] + 1 for v in axes)
+        worst[key] = max(worst[key], r.abs_delta)
+    for i, c in enumerate(chunks):
+        assert refined[i] <= plain[i] + 1e-12 * abs(plain[i]) + 1e-300
+        if refined[i] * (1 + 1e-9) + 1e-300 <= bar:  # a chunk the scan skips
+            assert worst[c] <= bar + 1e-9, (c, worst[c], refined[i], bar)
+        else:
+            assert worst[c] <= plain[i] * (1 + 1e-9) + 1e-12
+
+
 @pytest.mark.parametrize("kind", ["psdd", "tree"])
 def test_pruning_skips_chunks_above_the_largest_discrimination(kind):
     """Above a model's largest |Δ| a certification's chunks are all skipped by the bound on
