@@ -39,6 +39,7 @@ from pcfair.datasets import fetch_german, load_binarized  # noqa: E402
 from pcfair.learn.data import prepare_frame  # noqa: E402
 from pcfair.patterns import certify  # noqa: E402
 from pcfair.errors import PCFairError  # noqa: E402
+from pcfair.inference.marginals import log_marginals  # noqa: E402
 from pcfair.learn.clt import train_valid_split  # noqa: E402
 from pcfair.learn.fair import (  # noqa: E402
     learn_fair_pc,
@@ -51,14 +52,14 @@ from pcfair.patterns import find_patterns  # noqa: E402
 
 def accuracy(circuit, frame, target: str, favorable) -> float:
     """Accuracy of ``P(d | z) > 0.5`` (``d`` the favourable value, ``z`` every other column)."""
-    ev = circuit.evidence_matrix(frame)
+    ev = circuit.evidence_matrix(frame)  # value codes
     d = circuit.variables.index(target)
     fav = circuit.variables.value_index(d, favorable)
     truth = ev[:, d] == fav
     ev[:, d] = -1
-    log_z = circuit.log_marginal(ev)
+    log_z = log_marginals(circuit, ev)
     ev[:, d] = fav
-    predicted = np.exp(circuit.log_marginal(ev) - log_z) > 0.5
+    predicted = np.exp(log_marginals(circuit, ev) - log_z) > 0.5
     return float(np.mean(predicted == truth))
 
 
@@ -100,11 +101,18 @@ def raw_german(args) -> None:
             print(f"\n-- delta={delta}, {label}: {res.iterations} re-fits, "
                   f"{res.num_constraints} patterns constrained, {wall:.1f} s; certified fair: "
                   f"{res.fair} (complete={res.certificate.complete}); {res.status}")
+            hist = res.history
+            print(f"   loop: {len(hist)} oracle calls, {hist['seconds'].iloc[-1]:.1f} s, "
+                  f"largest |Δ| found per call "
+                  f"{', '.join(f'{v:.3f}' for v in hist['max_abs_score'])}")
             if not steps.empty:
-                print(f"   decoupling: {len(steps)} certifications, "
-                      f"{steps['seconds'].sum():.1f} s, "
-                      f"{int(steps['fair'].astype(bool).sum())} certified; weights "
-                      f"{res.stats['decouple_lambda']}")
+                fair = steps[steps["fair"].astype(bool)]
+                print(f"   decoupling: {len(steps)} certifications "
+                      f"({int((~steps['complete'].astype(bool)).sum())} cut at their limit), "
+                      f"{steps['seconds'].sum():.1f} s, {len(fair)} certified; weights "
+                      f"{res.stats['decouple_lambda']}; train LL fully decoupled "
+                      f"{steps['log_likelihood'].iloc[0]:.4f}, chosen "
+                      f"{fair['log_likelihood'].iloc[-1]:.4f}")
         print(f"{'model':<14} {'train LL':>9} {'test LL':>9} {'test acc':>9} {'certified':>10}")
         for label, pc in {**models, **runs}.items():
             cert = certify(pc, target, sens, delta, favorable=fav, time_limit=60)
