@@ -140,8 +140,9 @@ pd.DataFrame([{
 # baseline, and unlike the repaired model it comes with a proof. Where the loop cannot finish
 # (wide raw tables have thousands of rare patterns; it constrains `k` per re-fit),
 # `learn_fair_pc` moves the sensitive variables' tables part of the way to independence
-# until a complete run certifies the model (`result.decoupling` lists the steps). The same loop is available to
-# scikit-learn users as `PCClassifier(fair={"sensitive": [...], "delta": ...})`.
+# until a complete run certifies the model (`result.decoupling` lists the steps). The same
+# loop is available to scikit-learn users as
+# `PCClassifier(fair={"sensitive": [...], "delta": ...})`.
 
 # %%
 X, y = train.drop(columns=[ds.target]), train[ds.target]

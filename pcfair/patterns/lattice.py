@@ -707,9 +707,10 @@ def _subchunk_bound(bound, plan: LatticePlan, y: dict, free: list[int], below, s
     Depth first over the features ``below`` (those outside the chunk's prefix, split in
     this order; ``x`` and ``y`` grow as features are put in them): a sub-chunk under
     ``bar`` (or with no extension of positive probability) is a leaf; one above it is split
-    on the next feature. The search gives up, returning ``ub``, at the first sub-chunk above ``bar`` with
-    no feature left to split on or once ``budget`` evaluations are spent (then the chunk
-    is scanned anyway, so the finer value is not worth more evaluations). Otherwise every
+    on the next feature. The search gives up, returning ``ub``, at the first sub-chunk
+    above ``bar`` with no feature left to split on or once ``budget`` evaluations are spent
+    (then the chunk is scanned anyway, so the finer value is not worth more evaluations).
+    Otherwise every
     leaf is under ``bar``, and their largest bound (≤ ``bar``) is returned: it bounds every
     pattern of the chunk (the leaves partition them).
     """
