@@ -485,7 +485,9 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         nothing (both runs cut) is repeated on the same model with twice the time, while
         ``max_iter`` and ``time_limit`` allow. Only the final certification must be complete.
     certify_time_limit : float, optional
-        Seconds for the final certification (None: until it is complete).
+        Seconds for the final certification of the loop's model (None: until it is
+        complete; where decoupling would follow an incomplete run, at most
+        :data:`DECOUPLE_PROBE_SECONDS`, as each certification on its path).
     count_patterns : bool, default True
         Count all remaining patterns at each iteration when the lattice engine runs.
     solver_options : dict, optional
@@ -667,6 +669,8 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
     if found.fair is True:
         certificate = found.certificate
     else:
+        if certify_time_limit is None and decouple is not None and model is not None:
+            certify_time_limit = DECOUPLE_PROBE_SECONDS  # decoupling follows an incomplete run
         certificate = certify(circuit, oracle.decision, names, delta, favorable=favorable,
                               engine=engine, time_limit=certify_time_limit, progress=False)
     history = pd.DataFrame(rows)

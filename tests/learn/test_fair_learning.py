@@ -92,6 +92,24 @@ def test_decoupling_stops_when_its_time_is_spent(planted):
     assert res.certificate.witness is not None  # the loop's own model and its witness
 
 
+@pytest.mark.parametrize("decouple", [True, False])
+def test_the_final_certification_is_bounded_where_decoupling_follows(planted, monkeypatch,
+                                                                    decouple):
+    limits = []
+    real = fair_module.certify
+
+    def recording(*args, **kwargs):
+        limits.append(kwargs.get("time_limit"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fair_module, "certify", recording)
+    learn_fair_pc(planted.frame, "D", planted.sensitive, 0.05, k=1, max_iter=1,
+                  decouple=decouple)
+    assert limits[0] == (fair_module.DECOUPLE_PROBE_SECONDS if decouple else None)
+    assert all(t <= fair_module.DECOUPLE_PROBE_SECONDS for t in limits[1:])
+    assert len(limits) > 1 if decouple else len(limits) == 1
+
+
 def test_decoupling_needs_a_tree_model(planted):
     df, sens = planted.frame, planted.sensitive
     res = learn_fair_pc(df, "D", sens, 0.02, structure="strudel", k=1, max_iter=1,
