@@ -98,9 +98,11 @@ def tree_tables(model: TreeModel, circuit: Circuit) -> tuple[np.ndarray, dict[in
     return prior, tables
 
 
-def decoupled_tables(model: TreeModel, circuit: Circuit, sensitive) -> dict[int, np.ndarray]:
-    """The tables of the decoupled model (module docstring), shaped like :func:`tree_tables`'s,
-    with the marginals of ``circuit``."""
+def decoupled_tables(model: TreeModel, circuit: Circuit, sensitive,
+                     tables: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """The tables of the decoupled model (module docstring), shaped like ``tables`` (the
+    model's own, from :func:`tree_tables`, kept where nothing changes), with the marginals
+    of ``circuit``."""
     tree = model.tree
     d = tree.decision
     sens = {int(s) for s in sensitive}
@@ -108,8 +110,6 @@ def decoupled_tables(model: TreeModel, circuit: Circuit, sensitive) -> dict[int,
     if unknown:
         raise OptionError(f"sensitive variable(s) {sorted(unknown)} are not features of the "
                           f"tree model")
-    _, tables = tree_tables(model, circuit)
-    kd = int(circuit.variables.cardinalities[d])
     out = {}
     for v in tree.features:
         u = int(tree.parent[v])
@@ -124,7 +124,6 @@ def decoupled_tables(model: TreeModel, circuit: Circuit, sensitive) -> dict[int,
             out[v] = tables[v]
             continue
         out[v] = np.broadcast_to(q, shape).copy()
-    assert all(out[v].shape[0] == kd for v in out)
     return out
 
 
@@ -184,5 +183,5 @@ def decoupled_circuit(model: TreeModel, circuit: Circuit, sensitive, lam: float)
     True
     """
     prior, tables = tree_tables(model, circuit)
-    blended = blend_tables(tables, decoupled_tables(model, circuit, sensitive), lam)
+    blended = blend_tables(tables, decoupled_tables(model, circuit, sensitive, tables), lam)
     return model.compile(prior, blended)

@@ -730,7 +730,7 @@ def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem
     ``((weights by name, circuit, certificate) or None, the table of steps)``.
     """
     prior, tables = tree_tables(model, circuit)
-    target = decoupled_tables(model, circuit, prob.sensitive)
+    target = decoupled_tables(model, circuit, prob.sensitive, tables)
     groups = decoupling_groups(model, prob.sensitive)
     names = {s: prob.variables.names[s] for s in prob.sensitive}
     rows: list[dict] = []

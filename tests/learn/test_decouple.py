@@ -128,8 +128,8 @@ def test_keeping_the_child_tables_leaves_patterns():
     tables = {1: np.array([[[0.7, 0.3]] * 2, [[0.4, 0.6]] * 2]),
               2: np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.5, 0.5], [0.6, 0.4]]])}
     model = TreeModel(variables, model.tree, model.compile(np.array([0.5, 0.5]), tables))
-    target = decoupled_tables(model, model.circuit, [1])
     prior, got = tree_tables(model, model.circuit)
+    target = decoupled_tables(model, model.circuit, [1], got)
     half = {**got, 1: target[1]}  # the child's table kept
     partial = model.compile(prior, half)
     found = enumerate_patterns(partial, [2, 2, 2], 0, [1], delta=0.5)
@@ -143,4 +143,4 @@ def test_bad_arguments():
     with pytest.raises(OptionError, match="blend weight"):
         blend_tables(tables, tables, 1.5)
     with pytest.raises(OptionError, match="not features"):
-        decoupled_tables(model, model.circuit, [model.tree.decision])
+        decoupled_tables(model, model.circuit, [model.tree.decision], tables)
