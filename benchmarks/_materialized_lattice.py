@@ -136,7 +136,8 @@ class Lattice:
                     got = t[tuple(cell)]
                     rest += np.where(in_x[j] & (xy[j] != other), got, 0.0)
             m.append(rest)
-        return DivergenceMasses(a[0], a[1], m[0], m[1])
+        with np.errstate(divide="ignore"):
+            return DivergenceMasses(*np.log([a[0], a[1], m[0], m[1]]))
 
     @property
     def valid(self) -> np.ndarray:

@@ -50,7 +50,8 @@ EXIT_CODES = {
     EXIT_OK: "success (certify: certified fair)",
     EXIT_FOUND: "a discrimination pattern / fairness violation was found",
     EXIT_BAD_INPUT: "bad input (file, variable, option value); one line on stderr",
-    EXIT_INCOMPLETE: "the search stopped before a verdict (time limit, sampling)",
+    EXIT_INCOMPLETE: "the search stopped before a verdict (time limit, sampling, the lattice's "
+                     "probability floor)",
     EXIT_INTERNAL_ERROR: "internal error: please report it (--debug or PCFAIR_DEBUG=1 "
                          "prints the traceback)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
@@ -580,6 +581,7 @@ def _cmd_certify(args) -> int:
     if args.dry_run:
         return _dry_run(args)
     from pcfair.patterns.api import supported_witness
+    from pcfair.patterns.results import floor_note
     from pcfair.patterns.support import SUPPORTED_WITNESS_SECONDS, rare_below, rare_text
 
     pc = _load(args)
@@ -623,6 +625,9 @@ def _cmd_certify(args) -> int:
         verdict = {True: f"FAIR: no discrimination pattern with |Δ| > {args.delta}",
                    False: f"UNFAIR: a discrimination pattern exists (|Δ| > {args.delta})",
                    None: "INCOMPLETE: the search stopped before a verdict"}[cert.fair]
+        floor = floor_note(cert.stats)
+        if cert.fair is None and floor is not None:
+            verdict = "INCOMPLETE: the engine could not score every pattern"
         print(verdict)
         best = ("" if cert.max_abs_score is None else
                 f", max |Δ| {'' if cert.max_abs_exact else '>= '}{cert.max_abs_score:.6g}")
@@ -631,20 +636,20 @@ def _cmd_certify(args) -> int:
         if cert.witness is not None:
             w = cert.witness
             rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
-            print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}{rows}")
+            print(f"witness: {w.text()}   Δ = {w.score:+.6f}, P(x,y) = {w.probability_text()}{rows}")
             if w.interval is not None:
                 print(credible_text(w, args.delta))
         if chance is not None:
             print(chance.text())
         if supported is not None:
-            print(f"note: this witness describes P(x,y) = {cert.witness.probability:.2g} of "
+            print(f"note: this witness describes P(x,y) = {cert.witness.probability_text(2)} of "
                   f"the population (under {rare:.2g}, {rare_text(pc)}); the certificate "
                   "covers every pattern, but --min-support P sets aside patterns this rare")
             w = supported.witness
             if w is not None:
                 rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
                 print(f"a witness with P(x,y) >= {rare:.2g}: {w.text()}   "
-                      f"Δ = {w.score:+.6f}, P(x,y) = {w.probability:.6g}{rows}")
+                      f"Δ = {w.score:+.6f}, P(x,y) = {w.probability_text()}{rows}")
             else:
                 print(f"no witness with P(x,y) >= {rare:.2g} "
                       + ("exists" if supported.fair else
@@ -652,6 +657,8 @@ def _cmd_certify(args) -> int:
         if args.min_support and cert.stats.get("set_aside") is not None:
             print(f"set aside: {cert.stats['set_aside']:,} pattern(s) with P(x,y) < "
                   f"{args.min_support}")
+        if floor is not None:
+            print(f"note: {floor}")
     return EXIT_OK if cert.fair else (EXIT_FOUND if cert.fair is False else EXIT_INCOMPLETE)
 
 
@@ -703,7 +710,7 @@ def _cmd_patterns(args) -> int:
     import json
 
     from pcfair.patterns import find_patterns, sample_patterns
-
+    from pcfair.patterns.results import floor_note
     from pcfair.patterns.support import rare_below, rare_text
 
     if args.credible is not None and (args.out is not None or args.count):
@@ -753,6 +760,8 @@ def _cmd_patterns(args) -> int:
         print(ps.to_frame().drop(columns=["x_dict", "y_dict"]).to_csv(index=False), end="")
     else:
         frame = ps.to_frame().drop(columns=["x_dict", "y_dict"])
+        if any(p.probability < 1e-300 for p in ps.patterns):  # below doubles: from the logs
+            frame["probability"] = [p.probability_text() for p in ps.patterns]
         print(f"{ps.count} {args.kind} pattern(s) at delta {args.delta} "
               f"(engine {ps.engine}, complete {ps.complete}; favourable "
               f"{ps.decision}={ps.favorable})")
@@ -761,12 +770,16 @@ def _cmd_patterns(args) -> int:
             print(shown.to_string(index=False))
         rare = rare_below(pc)
         if ps.patterns and ps.patterns[0].probability < rare and args.min_support < rare:
-            print(f"note: the first pattern describes P(x,y) = {ps.patterns[0].probability:.2g}, "
+            print(f"note: the first pattern describes P(x,y) = "
+                  f"{ps.patterns[0].probability_text(2)}, "
                   f"less than {rare_text(pc)}; --min-support {rare:.2g} lists only patterns "
                   "that describe somebody (the run above still covers every pattern)")
         if len(shown) < len(frame):
             print(f"... and {len(frame) - len(shown):,} more (--limit 0 prints them all; "
                   "--format csv or --out FILE.csv writes them)")
+        floor = floor_note(ps.stats)
+        if floor is not None:
+            print(f"note: {floor}")
     return EXIT_OK if ps.complete else EXIT_INCOMPLETE
 
 

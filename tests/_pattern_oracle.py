@@ -731,3 +731,132 @@ def pareto_ambiguous(abs_delta: np.ndarray, prob: np.ndarray, member: np.ndarray
         if not np.array_equal(plain, other):
             return True
     return False
+
+
+# --------------------------------------------------------------------------------------------
+# log space: probabilities far below the range of doubles
+
+
+def log_joint(circuit) -> tuple[np.ndarray, np.ndarray]:
+    """``(assignments, logp)``: the log-probability of every complete assignment, normalised
+    by a log-sum-exp over the rows themselves (not by the circuit's ``log Z``), −inf exactly
+    where the circuit gives 0."""
+    cards = [int(k) for k in circuit.variables.cardinalities]
+    assignments = all_assignments(cards)
+    logf = np.asarray(circuit.log_marginal(assignments), dtype=np.float64)
+    m = float(np.max(logf))
+    if not np.isfinite(m):
+        raise ValueError("the circuit has no mass, or its log-values are +inf")
+    log_z = m + math.log(math.fsum(np.exp(logf - m).tolist()))
+    return assignments, logf - log_z
+
+
+def _masked_logsumexp(mask: np.ndarray, logp: np.ndarray) -> np.ndarray:
+    """``log Σ_{r: mask[i, r]} exp(logp[r])`` for each row ``i`` of ``mask`` (−inf for none)."""
+    vals = np.where(mask, logp[None, :], -np.inf)
+    top = vals.max(axis=1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isfinite(top),
+                        safe + np.log(np.exp(vals - safe[:, None]).sum(axis=1)), -np.inf)
+
+
+@dataclass
+class LogPatternArrays(PatternArrays):
+    """:class:`PatternArrays` computed in log space (:func:`pattern_arrays_log`):
+    ``log_a1, log_a0, log_b1, log_b0`` the logs of the four masses, ``log_p_xy`` of
+    ``P(x, y)``. ``defined`` and ``delta`` come from the logs, so a pattern whose probability
+    is below the double range is defined and scored exactly; the linear fields are the
+    exponentials (0.0 where they underflow)."""
+
+    log_a1: np.ndarray = None
+    log_a0: np.ndarray = None
+    log_b1: np.ndarray = None
+    log_b0: np.ndarray = None
+    log_p_xy: np.ndarray = None
+
+    def divergence(self, delta: float) -> np.ndarray:
+        """Spec §2 at ``delta`` (as :func:`divergence_masses`: ``P(x, y)·KL(q ‖ q')``) in
+        decimal arithmetic of 40 digits and an exponent range far beyond doubles', from the
+        logs of the masses: exact for patterns far below the double range (the result is
+        rounded to a double at the end: 0.0 where ``P(x, y)·KL`` itself underflows)."""
+        import decimal
+
+        ctx = decimal.Context(prec=40, Emin=-10**8, Emax=10**8)
+
+        def e(log_value: float):
+            return ctx.exp(decimal.Decimal(log_value)) if log_value > -math.inf \
+                else decimal.Decimal(0)
+
+        out = np.zeros(len(self.keys))
+        dl = decimal.Decimal(delta)
+        for i in np.flatnonzero(self.defined):
+            s = float(self.delta[i])
+            a1, a0, b1, b0 = (e(float(v[i])) for v in (self.log_a1, self.log_a0,
+                                                         self.log_b1, self.log_b0))
+            p_xy, p_nx = a1 + a0, b1 + b0
+            if abs(s) <= delta or p_nx == 0:
+                continue
+            shift = dl * (p_xy + p_nx) / p_nx  # δ·P(y) / P(y, ¬x)
+            if s < 0:
+                shift = -shift
+            q1, q0 = b1 / p_nx + shift, b0 / p_nx - shift  # Q(d | x, y), Q(¬d | x, y)
+            kl, infinite = decimal.Decimal(0), False
+            for a, q in ((a1, q1), (a0, q0)):
+                if a > 0:
+                    if q <= 0:
+                        infinite = True
+                        break
+                    kl += a / p_xy * ctx.ln(a / p_xy / q)
+            out[i] = math.inf if infinite else float(max(p_xy * kl, decimal.Decimal(0)))
+        return out
+
+
+def _sigmoid_of_difference(l1: np.ndarray, l0: np.ndarray) -> np.ndarray:
+    """``e^{l1} / (e^{l1} + e^{l0})`` from logs (NaN where both are −inf)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        t = l1 - l0  # +inf, −inf or NaN (both −inf)
+        return np.where(t >= 0, 1.0 / (1.0 + np.exp(-np.abs(t))),
+                        np.exp(-np.abs(t)) / (1.0 + np.exp(-np.abs(t))))
+
+
+def pattern_arrays_log(model, cards, decision, sensitive, favorable=1,
+                       chunk: int = 256) -> LogPatternArrays:
+    """Every pattern of the circuit ``model`` scored by brute force in log space: the same
+    patterns and fields as :func:`pattern_arrays`, but each mass a masked log-sum-exp of the
+    rows' log-probabilities (:func:`log_joint`) and ``Δ = σ(l_dxy − l_¬dxy) − σ(l_dy −
+    l_¬dy)``, so it agrees with :func:`pattern_arrays` where nothing underflows and stays exact
+    where the linear oracle reads 0."""
+    cards, sensitive = _check_problem(cards, decision, sensitive, favorable)
+    A, logp = log_joint(model)
+    lin = pattern_arrays((A, np.exp(logp)), cards, decision, sensitive, favorable)
+    feats = lin.features
+    is_d = A[:, decision] == favorable
+    n = len(lin.keys)
+    logs = np.empty((4, n))
+    for lo in range(0, n, chunk):
+        st = lin.states[lo:lo + chunk]
+        m_xy = np.ones((len(st), len(A)), bool)
+        m_y = np.ones((len(st), len(A)), bool)
+        for j, v in enumerate(feats):
+            k = cards[v]
+            s = st[:, j:j + 1]
+            col = A[:, v][None, :]
+            val = np.where(s > k, s - k - 1, s - 1)
+            match = col == val
+            m_xy &= (s == 0) | match
+            m_y &= (s == 0) | (s > k) | match
+        m_ynx = m_y & ~m_xy
+        for r, (mask, side) in enumerate(((m_xy, is_d), (m_xy, ~is_d), (m_ynx, is_d),
+                                          (m_ynx, ~is_d))):
+            logs[r, lo:lo + len(st)] = _masked_logsumexp(mask & side[None, :], logp)
+    la1, la0, lb1, lb0 = logs
+    log_p_xy = np.logaddexp(la1, la0)
+    defined = log_p_xy > -np.inf
+    delta = _sigmoid_of_difference(la1, la0) - _sigmoid_of_difference(
+        np.logaddexp(la1, lb1), np.logaddexp(la0, lb0))
+    delta = np.where(defined, delta, np.nan)
+    a1, a0, b1, b0 = np.exp(logs)
+    return LogPatternArrays(cards, decision, sensitive, feats, lin.states, lin.keys, a1, a0,
+                            b1, b0, a1 + a0, a1 + a0 + b1 + b0, delta, defined, lin.complete,
+                            la1, la0, lb1, lb0, log_p_xy)

@@ -150,6 +150,15 @@ def extreme_probs(rng: np.random.Generator, k: int, style: str) -> np.ndarray:
         p = np.zeros(k)
         p[int(rng.integers(k))] = 1.0
         return p
+    if style == "underflow":
+        # some entries 10^-100 .. 10^-220: a product of two or three of them is below the
+        # range of doubles, so patterns reach P(x, y) < 1e-300 (and < 1e-400)
+        p = rng.dirichlet(np.ones(k))
+        small = rng.choice(k, size=int(rng.integers(1, k)), replace=False)
+        p[small] = 10.0 ** -rng.uniform(100, 220, size=len(small))
+        rest = np.setdiff1d(np.arange(k), small)
+        p[rest] *= (1 - p[small].sum()) / p[rest].sum()
+        return p
     raise ValueError(f"unknown style {style!r}")
 
 
@@ -170,7 +179,9 @@ def param_drawer(rng: np.random.Generator, mode: str = "mixed", tie_rate: float 
     ``mode``: ``"mixed"`` (a style per call, weighted towards Dirichlet), ``"dyadic"`` (every
     vector dyadic, no zero in sums' weights is forced), ``"positive"`` (Dirichlet α = 1, no
     extreme values), ``"rare"`` (mostly 1e-12 / sparse vectors: joint probabilities below
-    1e-15), or one style of :data:`PARAM_STYLES`. With probability ``tie_rate`` a vector drawn
+    1e-15), ``"underflow"`` (mostly vectors with entries of 1e-100 to 1e-220, some with
+    zeros or ties: joint probabilities below the range of doubles), or one style of
+    :data:`PARAM_STYLES`. With probability ``tie_rate`` a vector drawn
     before with the same length is repeated (duplicated parameters: ties, independences)."""
     seen: dict[int, list[np.ndarray]] = {}
 
@@ -187,6 +198,9 @@ def param_drawer(rng: np.random.Generator, mode: str = "mixed", tie_rate: float 
             style = "dirichlet"
         elif mode == "rare":
             style = ("tiny", "near_one", "sparse", "dirichlet")[int(rng.integers(4))]
+        elif mode == "underflow":
+            style = ("underflow", "underflow", "underflow", "zero", "dirichlet",
+                     "uniform")[int(rng.integers(6))]
         else:
             style = mode
         p = extreme_probs(rng, k, style)

@@ -54,6 +54,7 @@ KEYS = {
     "positive": "pcfair.inference.quotient",
     "kernel_args": "pcfair.inference.marginals",
     "normalized": "pcfair.inference.marginals",
+    "smallest_probability": "pcfair.inference.smallest",
     "quotient_structure": "pcfair.inference.quotient",
     "self_plan": "pcfair.inference.quotient",
     "self_plans": "pcfair.inference.quotient",

@@ -202,3 +202,40 @@ def node_values_kernel(kind, var, value, param_ptr, params, lognorm, edge_ptr, e
     scratch = np.empty(max(max_degree, 1))
     _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b, edge_logw,
            ev, buf, scratch)
+
+
+@njit(cache=True)
+def smallest_positive_kernel(kind, param_ptr, param_len, params, edge_ptr, edge_a, edge_b,
+                             edge_logw, buf):
+    """``buf[i]``: a lower bound on ``log n_i(z)`` over the complete assignments ``z`` with
+    ``n_i(z) > 0`` (+inf where there is none), bottom up; see
+    :func:`pcfair.inference.smallest.log_smallest_probability` for the proof."""
+    n = kind.shape[0]
+    for i in range(n):
+        k = kind[i]
+        if k == 0:
+            buf[i] = 0.0
+        elif k == 1:
+            m = np.inf
+            for j in range(param_ptr[i], param_ptr[i] + param_len[i]):
+                if params[j] > NEG_INF and params[j] < m:
+                    m = params[j]
+            buf[i] = m
+        elif k == 2:
+            s = 0.0
+            for e in range(edge_ptr[i], edge_ptr[i + 1]):
+                s += buf[edge_a[e]]  # +inf (a child never positive) stays +inf
+            buf[i] = s
+        else:
+            m = np.inf
+            for e in range(edge_ptr[i], edge_ptr[i + 1]):
+                w = edge_logw[e]
+                if w == NEG_INF:
+                    continue
+                t = w + buf[edge_a[e]]
+                b = edge_b[e]
+                if b >= 0:
+                    t += buf[b]
+                if t < m:
+                    m = t
+            buf[i] = m

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -75,6 +76,15 @@ def _strip_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 def _check_unknown(unknown: str) -> None:
     if unknown not in UNKNOWN:
         raise OptionError(f"unknown= must be one of {UNKNOWN}, not {unknown!r}")
+
+
+def _finite(x: int | float) -> bool:
+    """Whether a JSON number is a finite double (an integer beyond the range of doubles, or
+    of int64, is not: ``np.isfinite`` refuses such an int with a ``TypeError``)."""
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,7 +243,7 @@ class Recipe:
         for c, e in bins.items():
             if (not isinstance(e, list) or len(e) < 2
                     or not all(type(x) in (int, float) for x in e)
-                    or not all(np.isfinite(e)) or any(b < a for a, b in zip(e, e[1:]))):
+                    or not all(_finite(x) for x in e) or any(b < a for a, b in zip(e, e[1:]))):
                 raise FormatError(f"recipe bins of {c!r} must be at least two finite, "
                                   "non-decreasing numbers", path)
             edges[c] = tuple(float(x) for x in e)

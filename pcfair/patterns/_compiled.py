@@ -103,7 +103,7 @@ class SearchBuffers:
         bit ``j`` set for the first ``head`` positions in ``x``."""
         n = self.n
 
-        def pattern(codes: np.ndarray, score: float, prob: float) -> ScoredPattern:
+        def pattern(codes: np.ndarray, score: float, log_p: float) -> ScoredPattern:
             at = order
             if orders is not None:
                 at = orders[sum(1 << j for j in range(head) if codes[j] < 0)]
@@ -114,7 +114,7 @@ class SearchBuffers:
                     x[int(at[j])] = -c - 1
                 else:
                     y[int(at[j])] = c - 1
-            return ScoredPattern(x, y, float(score), float(prob))
+            return ScoredPattern.from_log(x, y, score, log_p)
 
         if self.mode == "topk":
             size = int(self.ctrl[K.C_HSIZE])

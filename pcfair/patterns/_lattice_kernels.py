@@ -255,7 +255,7 @@ def score_leaves(leaves, combos, thresholds, totals, top, div, pareto, listing, 
     The state comes in bundles (tuples, unpacked below): ``leaves = (leaf_ext, leaf_index,
     n_leaves, leaf_local)``; ``combos = (ext_size, combo_xy, combo_y, combo_off,
     cell_combos, mass_ptr, mass_idx, combo_loff, cond, prob)``; ``thresholds = (deltas,
-    atol, min_support)``; ``totals = (counts, rare, defined, best, best_idx)``; ``top =
+    atol, min_support, p_floor)``; ``totals = (counts, rare, defined, best, best_idx)``; ``top =
     (top_vals, top_idx, top_pay, top_sizes)``; ``div = (div_vals, div_idx, div_pay,
     div_sizes, div_floor)``; ``pareto = (pareto_on, front_p, front_best, front_len, surv_p,
     surv_a, surv_s, surv_idx, surv_len)``; ``listing = (list_on, list_idx, list_score,
@@ -270,7 +270,11 @@ def score_leaves(leaves, combos, thresholds, totals, top, div, pareto, listing, 
     patterns (``P(x, y) > 0``). Patterns with ``P(x, y) < min_support`` are set aside:
     counted in ``rare`` (per δ) where they discriminate, and otherwise treated as undefined.
     ``cell_combos[e]`` is the number of combinations whose
-    ``x y`` cell is ``e``, ``cond``/``prob`` scratch arrays of ``ext_size``.
+    ``x y`` cell is ``e``, ``cond``/``prob`` scratch arrays of ``ext_size``. A cell whose
+    mass is below ``p_floor`` (0: none; see :func:`pcfair.patterns.lattice.probability_floor`)
+    is not scored: its conditional is NaN, so every pattern ``(x, y)`` whose ``x y`` cell it is
+    (and every one whose ``y`` cell it is: ``P(x, y) ≤ P(y)``) is left out like an undefined
+    one, from every count, heap, front, listing and bitmap word.
 
     Per leaf, the conditionals ``P(d | e)`` of its cells are computed once; every ``|Δ|`` of
     the leaf is a difference of two of them, so a leaf whose conditionals span at most
@@ -294,7 +298,7 @@ def score_leaves(leaves, combos, thresholds, totals, top, div, pareto, listing, 
     leaf_ext, leaf_index, n_leaves, leaf_local = leaves
     (ext_size, combo_xy, combo_y, combo_off, cell_combos, mass_ptr, mass_idx, combo_loff,
      cond, prob) = combos
-    deltas, atol, min_support = thresholds
+    deltas, atol, min_support, p_floor = thresholds
     counts, rare, defined, best, best_idx = totals
     top_vals, top_idx, top_pay, top_sizes = top
     div_vals, div_idx, div_pay, div_sizes, div_floor = div
@@ -333,7 +337,7 @@ def score_leaves(leaves, combos, thresholds, totals, top, div, pareto, listing, 
         leaf_mass = 0.0  # P(y_n), the largest P(x, y) of the leaf (its cells are sub-events)
         for e in range(ext_size):
             prob[e] = t[2 * e] + t[2 * e + 1]
-            cond[e] = _cond(t, e)
+            cond[e] = _cond(t, e) if not prob[e] < p_floor else np.nan
             leaf_mass = max(leaf_mass, prob[e])
         for e in range(ext_size):
             q = cond[e]  # NaN when undefined: every comparison with it is false

@@ -38,7 +38,7 @@ from pcfair.patterns._search_kernels import (
     close_children,
     coupled_bound,
     divergence_bound,
-    divergence_score,
+    log_divergence_score,
     logaddexp,
     place_child,
     record_pattern,
@@ -58,10 +58,8 @@ def _pattern_divergence(code, depth, cur_role, cur_val, off, lp1, lp0, lq1, lq0,
     at position ``depth``, whose log-products are ``ly*``/``lx*``. ``P(d, y, ¬x)`` is summed
     over the disjoint events "the earlier ``x`` variables hold and this one takes another
     value" (as :func:`pcfair.patterns.scores.divergence_masses` does): no cancellation."""
-    a1 = math.exp(ly1 + lx1)
-    a0 = math.exp(ly0 + lx0)
-    m1 = 0.0
-    m0 = 0.0
+    lm1 = -np.inf
+    lm0 = -np.inf
     pre1 = 0.0
     pre0 = 0.0
     last = min(depth, n_sens)
@@ -76,11 +74,11 @@ def _pattern_divergence(code, depth, cur_role, cur_val, off, lp1, lp0, lq1, lq0,
         else:
             continue
         i = off[j] + v
-        m1 += math.exp(ly1 + pre1 + lq1[i])
-        m0 += math.exp(ly0 + pre0 + lq0[i])
+        lm1 = logaddexp(lm1, ly1 + pre1 + lq1[i])
+        lm0 = logaddexp(lm0, ly0 + pre0 + lq0[i])
         pre1 += lp1[i]
         pre0 += lp0[i]
-    return divergence_score(score, a1, a0, m1, m0, delta)
+    return log_divergence_score(score, ly1 + lx1, ly0 + lx0, lm1, lm0, delta)
 
 
 @njit(cache=True, nogil=True)
@@ -90,7 +88,8 @@ def run(model, params, iparams, frames, fint, walk, top, found, budget):
 
     ``model = (card, sens, off, w, lp1, lp0, lq1, lq0, wmin, wmax, t_lo_suf, t_hi_suf,
     s_lo_suf, s_hi_suf, sens_left)`` (the tables, by search position); ``params = (prior,
-    log P(d), log P(¬d), δ, min_support)``; ``iparams = (mode, k, rank by divergence, best
+    log P(d), log P(¬d), δ, log min_support)`` (the frames' ``F_P`` and ``c_p``: ``log P(x,
+    y)``); ``iparams = (mode, k, rank by divergence, best
     first, number of sensitive variables)``; ``walk``, ``top`` and ``found`` are
     :class:`~pcfair.patterns._compiled.SearchBuffers`' bundles.
     """
@@ -102,7 +101,7 @@ def run(model, params, iparams, frames, fint, walk, top, found, budget):
     n = len(card)
     prior = params[0]
     delta = params[3]
-    min_support = params[4]
+    log_ms = params[4]
     mode = iparams[0]
     k = iparams[1]
     by_div = iparams[2] != 0
@@ -122,7 +121,7 @@ def run(model, params, iparams, frames, fint, walk, top, found, budget):
         frames[0, F_LX0] = 0.0
         frames[0, F_XLO] = 0.0
         frames[0, F_XHI] = 0.0
-        frames[0, F_P] = 1.0
+        frames[0, F_P] = 0.0  # log P of the empty pattern
         fint[0, 0] = 0
         fint[0, 1] = 0
         ctrl[C_NODES] += 1
@@ -161,7 +160,7 @@ def run(model, params, iparams, frames, fint, walk, top, found, budget):
             code[d] = 0
         else:
             p = c_p[d, c]
-            if not p > 0:
+            if not p > -np.inf:
                 continue  # P(x, y) = 0: neither it nor its extensions are defined
             i = off[d] + val
             for f in range(N_F):
@@ -184,7 +183,7 @@ def run(model, params, iparams, frames, fint, walk, top, found, budget):
                 code[d] = val + 1
             frames[dd, F_P] = p
             if fint[dd, 0] > 0 and record_pattern(
-                    c_score[d, c], p, c_div[d, c], code, d, thr, min_support, mode, k,
+                    c_score[d, c], p, c_div[d, c], code, d, thr, log_ms, mode, k,
                     by_div, ctrl, fbest, heap, hk, hc, hs, hp, hd, hx, os_, op, ox):
                 return FOUND
         # enter the child at depth dd
@@ -198,7 +197,7 @@ def run(model, params, iparams, frames, fint, walk, top, found, budget):
             continue  # no sensitive variable left to put in x
         if nx > 0 or ny > 0:
             p = frames[dd, F_P]
-            prune = p < min_support
+            prune = p < log_ms
             if not prune:
                 ctrl[C_BOUNDS] += 1
                 t = frames[dd, F_T]
@@ -218,7 +217,7 @@ def run(model, params, iparams, frames, fint, walk, top, found, budget):
                         a_max = sigmoid(t_hi + s_hi)
                         r_min = sigmoid(t_lo + frames[dd, F_XLO])
                         r_max = sigmoid(t_hi + frames[dd, F_XHI])
-                        prune = divergence_bound(p, a_min, a_max, r_min, r_max,
+                        prune = divergence_bound(math.exp(p), a_min, a_max, r_min, r_max,
                                                  delta) <= hk[heap[0]]
             if prune:
                 ctrl[C_PRUNED] += 1
@@ -266,7 +265,7 @@ def _children(dd, card, sens, off, w, lp1, lp0, lq1, lq0, frames, fint, code, cn
                 ct = t + w[i]
                 cs = s
                 has_x = nx > 0
-            p = math.exp(logaddexp(cy1 + cx1, cy0 + cx0))
+            p = logaddexp(cy1 + cx1, cy0 + cx0)  # log P(x, y)
             if has_x:
                 score = sigmoid_shift(ct, cs)
             else:

@@ -253,13 +253,14 @@ def _apply_combo(g, c, m, parts, group, pvars, card, obs_a, obs_b, code, pos_of)
 
 
 @njit(cache=True)
-def solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support, mode, k, ctrl,
-                  fbest, top, found, scratch, stats) -> int:
+def solve_plateau(n, model, linear, obs_a, obs_b, code, pos_of, st, thr, log_ms, mode, k,
+                  ctrl, fbest, top, found, scratch, stats) -> int:
     """Answer every extension of the current node at once where the module docstring's
     condition holds: ``SOLVED`` (its patterns offered to the heap or found none),
     ``WITNESS`` (a first witness recorded, mode ``first``) or ``DECLINED`` (the walk goes on).
 
-    ``model``: the tree search's model bundle; ``obs_a``/``obs_b``/``code``/``st``: the
+    ``model``: the tree search's model bundle (``linear``: its masses' pass, see
+    :func:`~pcfair.patterns._tree_mass_kernels.log_masses`); ``obs_a``/``obs_b``/``code``/``st``: the
     node's evidence, pattern code and states (restored on return); ``pos_of[v]``: the
     position of ``v`` in the search order; ``thr``: the strict threshold; ``top`` and
     ``found``: the heap and output bundles of
@@ -267,7 +268,7 @@ def solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support, mo
     parts, group, vals, s1, c1, s2, c2, order, msg, has_ev, tmp)``; ``stats``: calls, calls
     that solved the node, calls declined after the parts were evaluated.
     """
-    post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior = model
+    post, par, card = model[0], model[1], model[2]
     heap, hk, hc, hs, hp, hd, hx = top
     os_, op, ox = found
     proot, pinfo, pvars, parts, group, vals, s1, c1, s2, c2, order, msg, has_ev, tmp = scratch
@@ -276,12 +277,10 @@ def solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support, mo
     if m <= 0:
         return DECLINED
     # the node itself: A₀ and D₀
-    log_masses(obs_a, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior,
-               msg, has_ev, tmp)
+    log_masses(obs_a, model, msg, has_ev, tmp, linear)
     a1 = tmp[0]
     a0 = tmp[1]
-    log_masses(obs_b, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior,
-               msg, has_ev, tmp)
+    log_masses(obs_b, model, msg, has_ev, tmp, linear)
     b1 = tmp[0]
     b0 = tmp[1]
     if not (math.isfinite(a1) and math.isfinite(a0) and math.isfinite(b1)
@@ -294,8 +293,7 @@ def solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support, mo
     for i in range(m):
         for idx in range(parts[i, 2]):
             _set_part(i, idx, parts, pvars, card, obs_a, obs_b, code, pos_of)
-            log_masses(obs_a, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
-                       log_prior, msg, has_ev, tmp)
+            log_masses(obs_a, model, msg, has_ev, tmp, linear)
             x1 = tmp[0]
             x0 = tmp[1]
             ok = math.isfinite(x1) and math.isfinite(x0)
@@ -368,18 +366,16 @@ def solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support, mo
             y2 = _apply_combo(1, c2[q], m, parts, group, pvars, card, obs_a, obs_b, code,
                               pos_of)
             if y1 or y2:  # not the node itself
-                log_masses(obs_a, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
-                           log_prior, msg, has_ev, tmp)
+                log_masses(obs_a, model, msg, has_ev, tmp, linear)
                 ca1 = tmp[0]
                 ca0 = tmp[1]
-                log_masses(obs_b, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
-                           log_prior, msg, has_ev, tmp)
-                p = math.exp(logaddexp(tmp[0], tmp[1]))
+                log_masses(obs_b, model, msg, has_ev, tmp, linear)
+                p = logaddexp(tmp[0], tmp[1])  # log P(x, y)
                 ctrl[C_NODES] += 1
-                if p > 0 and record_pattern(shift_of_masses(ca1, ca0, tmp[0], tmp[1]), p, 0.0,
-                                            code, n - 1, thr, min_support, mode, k, False,
-                                            ctrl, fbest, heap, hk, hc, hs, hp, hd, hx, os_,
-                                            op, ox):
+                if p > -np.inf and record_pattern(shift_of_masses(ca1, ca0, tmp[0], tmp[1]), p,
+                                                  0.0, code, n - 1, thr, log_ms, mode, k, False,
+                                                  ctrl, fbest, heap, hk, hc, hs, hp, hd, hx,
+                                                  os_, op, ox):
                     result = WITNESS
                     break
         for i in range(m):

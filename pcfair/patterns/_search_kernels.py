@@ -7,7 +7,10 @@ output buffer, the counters in ``ctrl``) lives in arrays the caller owns, so a k
 after a budget of nodes (the caller checks its deadline between calls) or when the output
 buffer is full (the caller grows it), and pick up where it left off. Patterns are coded per
 position of the search order: ``0`` absent (undecided or excluded), ``1 + v`` in ``y`` with
-value ``v``, ``-(1 + v)`` in ``x`` with value ``v``.
+value ``v``, ``-(1 + v)`` in ``x`` with value ``v``. A node's ``P(x, y)`` travels as its log
+(the children's ``c_p``, the heap's ``hp``, the output's ``op``): a pattern whose probability
+is below the double range is defined (``log P > −inf``) and compared with ``log
+min_support``, never read as 0.
 
 This module holds what the two share: the control slots, modes and statuses, the scores
 (``σ``, ``σ(t + s) − σ(t)`` without cancellation, the divergence score), the bounds
@@ -145,31 +148,54 @@ def divergence_bound(p_xy: float, a_min: float, a_max: float, r_min: float, r_ma
 
 
 @njit(cache=True)
-def divergence_score(score: float, a1: float, a0: float, m1: float, m0: float,
-                     delta: float) -> float:
-    """:func:`pcfair.patterns.scores.divergence_scores` for one pattern."""
+def log_divergence_score(score: float, la1: float, la0: float, lm1: float, lm0: float,
+                         delta: float) -> float:
+    """The divergence score of one pattern (``pc-certifier.md`` §2; the derivation is
+    :func:`pcfair.patterns.scores.divergence_scores`') from the logs of its four masses
+    ``a1 = P(d, x, y)``, ``a0 = P(¬d, x, y)``, ``m1 = P(d, y, ¬x)``, ``m0 = P(¬d, y, ¬x)``:
+
+        Div = P(x, y)·[q·(log q − log q'₁) + (1 − q)·(log(1 − q) − log q'₀)],
+
+    ``q = a1 / P(x, y)``, ``q'₁ = (m1 ± δ·P(y)) / P(y, ¬x)``, ``q'₀ = 1 − q'₁`` (the sign of Δ).
+    Every ratio is a difference of logs (``log q'`` exactly so at δ = 0), so masses far below
+    the range of doubles give the divergence a double holds: 0.0 where ``P(x, y)·KL`` itself
+    underflows, +inf where ``Q`` would have to move mass out of an empty block (``a > 0``
+    with ``q' ≤ 0``). 0 where ``|Δ| ≤ δ`` (up to :data:`ATOL`) or ``P(y, ¬x) = 0`` (then
+    Δ = 0 and only rounding says otherwise)."""
     if not abs(score) > delta + ATOL:
         return 0.0
-    rest = m1 + m0
-    if not rest > 0:
+    l_rest = logaddexp(lm1, lm0)
+    if l_rest == -np.inf:
         return 0.0
-    sign = 1.0 if score > 0 else -1.0
-    p_xy = a1 + a0
-    p_y = p_xy + rest
-    c1 = m1 + sign * delta * p_y
-    c0 = m0 - sign * delta * p_y
+    l_xy = logaddexp(la1, la0)
+    shift = 0.0 if delta == 0.0 else delta * math.exp(logaddexp(l_xy, l_rest) - l_rest)
+    if score < 0:
+        shift = -shift
     total = 0.0
-    if a1 > 0:
-        if c1 > 0:
-            total += a1 * math.log((a1 / p_xy) / (c1 / rest))
+    for side in range(2):
+        la = la1 if side == 0 else la0
+        if la == -np.inf:
+            continue  # a term with a = 0 is 0
+        lm = lm1 if side == 0 else lm0
+        s = shift if side == 0 else -shift
+        if s == 0.0:
+            lq = lm - l_rest
         else:
-            total += np.inf
-    if a0 > 0:
-        if c0 > 0:
-            total += a0 * math.log((a0 / p_xy) / (c0 / rest))
-        else:
-            total += np.inf
-    return max(total, 0.0)
+            c = math.exp(lm - l_rest) + s
+            if not c > 0.0:
+                return np.inf
+            lq = math.log(c)
+        if lq == -np.inf:
+            return np.inf
+        total += math.exp(la - l_xy) * (la - l_xy - lq)
+    return max(total, 0.0) * math.exp(l_xy)  # rounding can make the bracket -1e-17
+
+
+@njit(cache=True)
+def log_divergence_scores(score, la1, la0, lm1, lm0, delta, out) -> None:
+    """:func:`log_divergence_score` of every pattern of the arrays, into ``out``."""
+    for i in range(score.shape[0]):
+        out[i] = log_divergence_score(score[i], la1[i], la0[i], lm1[i], lm0[i], delta)
 
 
 @njit(cache=True, inline="always")
@@ -210,9 +236,10 @@ def _sift_up(heap, hk, hc, pos):
 
 
 @njit(cache=True)
-def record_pattern(score, p, div, code, depth, thr, min_support, mode, k, by_div, ctrl,
+def record_pattern(score, lp, div, code, depth, thr, log_ms, mode, k, by_div, ctrl,
                    fbest, heap, hk, hc, hs, hp, hd, hx, os_, op, ox) -> bool:
-    """Record the pattern ``code[:depth + 1]`` (score, ``P(x, y)`` and divergence given):
+    """Record the pattern ``code[:depth + 1]`` (score, ``log P(x, y)`` and divergence given;
+    ``log_ms`` the log of the least support):
     raise ``fbest``; if it discriminates (``|score| > thr``) and has the support, offer it
     to the top-k heap (``M_TOPK``, keyed by divergence or ``|score|``, ties by arrival as
     :mod:`heapq` orders ``search``'s) or append it to the output buffer (the caller keeps
@@ -220,7 +247,7 @@ def record_pattern(score, p, div, code, depth, thr, min_support, mode, k, by_div
     a = abs(score)
     if a > fbest[0]:
         fbest[0] = a
-    if not (a > thr) or p < min_support:
+    if not (a > thr) or lp < log_ms:
         return False
     n = hx.shape[1]
     if mode == M_TOPK:
@@ -238,7 +265,7 @@ def record_pattern(score, p, div, code, depth, thr, min_support, mode, k, by_div
             hk[slot] = key
             hc[slot] = -ctrl[C_COUNTER]
             hs[slot] = score
-            hp[slot] = p
+            hp[slot] = lp
             hd[slot] = div
             for j in range(n):
                 hx[slot, j] = code[j] if j <= depth else 0
@@ -249,7 +276,7 @@ def record_pattern(score, p, div, code, depth, thr, min_support, mode, k, by_div
         return False
     o = ctrl[C_NOUT]
     os_[o] = score
-    op[o] = p
+    op[o] = lp
     for j in range(n):
         ox[o, j] = code[j] if j <= depth else 0
     ctrl[C_NOUT] = o + 1
@@ -259,7 +286,7 @@ def record_pattern(score, p, div, code, depth, thr, min_support, mode, k, by_div
 @njit(cache=True)
 def place_child(dd, m, role, v, score, p, div, aux0, aux1, ordered, by_div, c_role, c_val,
                 c_score, c_p, c_div, c_aux) -> None:
-    """Write the ``m``-th child of the node at depth ``dd`` (its role, value, score, ``P(x,
+    """Write the ``m``-th child of the node at depth ``dd`` (its role, value, score, ``log P(x,
     y)``, divergence and two search-specific values ``c_aux``): after the others in
     generation order, or, when ``ordered`` (best-first top-k), inserted stably by decreasing
     key (the divergence, or ``|score|`` with a NaN score, a child without ``x``, as −1)."""
@@ -291,7 +318,7 @@ def place_child(dd, m, role, v, score, p, div, aux0, aux1, ordered, by_div, c_ro
 @njit(cache=True)
 def close_children(dd, m, p, aux0, aux1, cn, cur, c_role, c_val, c_score, c_p, c_div,
                    c_aux) -> None:
-    """Append the excluded child (probability ``p``, the node's own) after the ``m`` others
+    """Append the excluded child (``log P`` ``p``, the node's own) after the ``m`` others
     and point the node's cursor at its first child."""
     c_role[dd, m] = R_EXCL
     c_val[dd, m] = -1

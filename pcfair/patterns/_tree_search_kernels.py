@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
 from pcfair.patterns._bound_kernels import (
     EXCL,
@@ -59,7 +59,7 @@ from pcfair.patterns._search_kernels import (
     R_X,
     close_children,
     divergence_bound,
-    divergence_score,
+    log_divergence_score,
     logaddexp,
     place_child,
     record_pattern,
@@ -79,9 +79,8 @@ def node_hash(code, depth) -> int:
 
 
 @njit(cache=True)
-def _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1, b0, delta, post,
-                par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior, msg, has_ev,
-                tmp):
+def _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1, b0, delta, model,
+                msg, has_ev, tmp, linear):
     """The divergence of the child ``(role, v)`` at position ``dd`` (variable ``z``) of the
     node whose pattern is ``code[:dd]``: ``P(δ, y, ¬x)`` summed over the disjoint events "the
     earlier ``x`` variables hold and this one takes another value" (as
@@ -90,8 +89,8 @@ def _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1, b0, de
         scratch[u] = obs_a[u]
     if role != R_X:
         scratch[z] = v
-    m1 = 0.0
-    m0 = 0.0
+    lm1 = -np.inf
+    lm0 = -np.inf
     for j in range(dd + 1):
         if j < dd:
             c = code[j]
@@ -105,21 +104,20 @@ def _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1, b0, de
         else:
             continue
         scratch[var] = -2 - val
-        log_masses(scratch, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
-                   log_prior, msg, has_ev, tmp)
-        m1 += math.exp(tmp[0])
-        m0 += math.exp(tmp[1])
+        log_masses(scratch, model, msg, has_ev, tmp, linear)
+        lm1 = logaddexp(lm1, tmp[0])
+        lm0 = logaddexp(lm0, tmp[1])
         scratch[var] = val
-    return divergence_score(score, math.exp(b1), math.exp(b0), m1, m0, delta)
+    return log_divergence_score(score, b1, b0, lm1, lm0, delta)
 
 
 @njit(cache=True)
 def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, cn, cur,
               c_role, c_val, c_score, c_p, c_div, c_la, delta, by_div, best_first, mode,
-              post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior, msg,
-              has_ev, tmp):
+              model, msg, has_ev, tmp, linear):
     """The children of the node at depth ``dd`` (its ``x`` children, its ``y`` children, in
     value order, then by decreasing score for top-k; the excluded child last), scored."""
+    card = model[2]
     z = pos_var[dd]
     a1 = fa[dd, 0]
     a0 = fa[dd, 1]
@@ -131,8 +129,7 @@ def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, 
         for v in range(card[z]):
             if role == R_X:
                 obs_b[z] = v
-                log_masses(obs_b, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
-                           log_prior, msg, has_ev, tmp)
+                log_masses(obs_b, model, msg, has_ev, tmp, linear)
                 ca1 = a1
                 ca0 = a0
                 b1 = tmp[0]
@@ -141,15 +138,13 @@ def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, 
                 has_x = True
             else:
                 obs_a[z] = v
-                log_masses(obs_a, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
-                           log_prior, msg, has_ev, tmp)
+                log_masses(obs_a, model, msg, has_ev, tmp, linear)
                 ca1 = tmp[0]
                 ca0 = tmp[1]
                 obs_a[z] = -1
                 if nx > 0:
                     obs_b[z] = v
-                    log_masses(obs_b, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx,
-                               moff, log_prior, msg, has_ev, tmp)
+                    log_masses(obs_b, model, msg, has_ev, tmp, linear)
                     b1 = tmp[0]
                     b0 = tmp[1]
                     obs_b[z] = -1
@@ -157,13 +152,12 @@ def _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, 
                     b1 = ca1
                     b0 = ca0
                 has_x = nx > 0
-            p = math.exp(logaddexp(b1, b0))
+            p = logaddexp(b1, b0)  # log P(x, y)
             score = shift_of_masses(ca1, ca0, b1, b0) if has_x else np.nan
             div = 0.0
             if by_div and has_x and abs(score) > delta + ATOL:
                 div = _divergence(code, dd, role, z, v, pos_var, obs_a, scratch, score, b1,
-                                  b0, delta, post, par, card, kp, toff, th1, th0, ch_ptr,
-                                  ch_idx, moff, log_prior, msg, has_ev, tmp)
+                                  b0, delta, model, msg, has_ev, tmp, linear)
             place_child(dd, m, role, v, score, p, div, ca1, ca0, best_first and mode == M_TOPK,
                         by_div, c_role, c_val, c_score, c_p, c_div, c_la)
             m += 1
@@ -182,7 +176,7 @@ def _prunes(ub, thr, mode, by_div, k, ctrl, hk, heap) -> bool:
 
 @njit(cache=True, nogil=True)
 def run(model, positions, params, iparams, state, work, work2, plateau, walk, top, found,
-        budget):
+        budget, linear):
     """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
 
@@ -202,7 +196,8 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     does not prune once every sensitive position is decided (and inside this share's subtrees),
     which answers the node's whole subtree where it applies.
 
-    ``params = (logit P(d), δ, min_support)``; ``iparams = (mode, k, rank by divergence,
+    ``params = (logit P(d), δ, log min_support)`` (``fp``, ``c_p``: ``log P(x, y)``);
+    ``iparams = (mode, k, rank by divergence,
     best first, w, n_w, split, rules, plateau solver, head)`` (``head > 0``: on entering a
     node at depth ``head``, the positions below it take ``orders[mask]``, ``mask`` the head
     positions in ``x``; ``rules``: the box's, see
@@ -215,6 +210,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     Positions ``j`` hold the variables ``pos_var[j]`` (sensitive first,
     ``sens[j]``); ``free_st[j]`` is position ``j``'s undecided state.
     """
+    literally(linear)  # compiled once per value (run_linear, run_in_logs): no branch per pass
     post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior = model
     pos_var, sens, free_st, sens_left, orders = positions
     st, val, obs_a, obs_b, scratch, fa, fp, fint = state
@@ -226,7 +222,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     n = pos_var.shape[0]
     pi = params[0]
     delta = params[1]
-    min_support = params[2]
+    log_ms = params[2]
     mode = iparams[0]
     k = iparams[1]
     by_div = iparams[2] != 0
@@ -238,7 +234,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     plain = rules & (RULE_C | RULE_E)  # the first box's (the same on every use of its arrays)
     mixtures = rules & (RULE_H | RULE_M) != 0  # a second box is worth trying
     pos_of, p_scratch, p_stats = plateau
-    solver = iparams[8] != 0 and mode != M_ALL and not by_div and not min_support > 0
+    solver = iparams[8] != 0 and mode != M_ALL and not by_div and log_ms == -np.inf
     head = iparams[9]  # > 0: the order below the head depends on the node's x (orders)
     thr = delta + ATOL
     cap = os_.shape[0]
@@ -248,7 +244,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
         ctrl[C_STARTED] = 1
         fa[0, 0] = log_prior[0]
         fa[0, 1] = log_prior[1]
-        fp[0] = 1.0
+        fp[0] = 0.0  # log P of the empty pattern
         fint[0, 0] = 0
         fint[0, 1] = 0
         ctrl[C_NODES] += 1
@@ -259,8 +255,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
         ctrl[C_DEPTH] = 0
         _children(0, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, cn, cur,
                   c_role, c_val, c_score, c_p, c_div, c_la, delta, by_div, best_first, mode,
-                  post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior, msg,
-                  has_ev, tmp)
+                  model, msg, has_ev, tmp, linear)
 
     while True:
         d = ctrl[C_DEPTH]
@@ -298,7 +293,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
             fint[dd, 0] = fint[d, 0]
             fint[dd, 1] = fint[d, 1]
         else:
-            if not p > 0:
+            if not p > -np.inf:
                 continue  # P(x, y) = 0: neither it nor its extensions are defined
             val[z] = v
             obs_b[z] = v
@@ -315,7 +310,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
                 fint[dd, 0] = fint[d, 0]
                 fint[dd, 1] = fint[d, 1] + 1
             if fint[dd, 0] > 0 and record_pattern(
-                    c_score[d, c], p, c_div[d, c], code, d, thr, min_support, mode, k,
+                    c_score[d, c], p, c_div[d, c], code, d, thr, log_ms, mode, k,
                     by_div, ctrl, fbest, heap, hk, hc, hs, hp, hd, hx, os_, op, ox):
                 return FOUND
         fa[dd, 0] = c_la[d, c, 0]
@@ -339,7 +334,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
                 pos_var[j] = orders[mask, j]
                 pos_of[pos_var[j]] = j
         if fint[dd, 0] > 0 or fint[dd, 1] > 0:
-            prune = p < min_support
+            prune = p < log_ms
             if not prune:
                 ctrl[C_BOUNDS] += 1
                 tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr,
@@ -391,16 +386,17 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
                                     dirty[pos_var[j]] = True
                                     dirty2[pos_var[j]] = True
                             r_min, r_max = rest_range(out, pi)
-                            prune = divergence_bound(p, a_min, a_max, r_min, r_max,
-                                                     delta) <= hk[heap[0]]
+                            prune = divergence_bound(math.exp(p), a_min, a_max, r_min,
+                                                     r_max, delta) <= hk[heap[0]]
             if prune:
                 ctrl[C_PRUNED] += 1
                 continue
             if solver and sens_left[dd] == 0 and (shares == 1 or dd >= split) and \
                     on_plateau(out, thr, mode, k, ctrl, hk, heap):
                 # every extension at once where the plateau solver applies
-                r = solve_plateau(n, model, obs_a, obs_b, code, pos_of, st, thr, min_support,
-                                  mode, k, ctrl, fbest, top, found, p_scratch, p_stats)
+                r = solve_plateau(n, model, linear, obs_a, obs_b, code, pos_of, st, thr,
+                                  log_ms, mode, k, ctrl, fbest, top, found, p_scratch,
+                                  p_stats)
                 if r == WITNESS:
                     return FOUND
                 if r == SOLVED:
@@ -408,5 +404,25 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
         ctrl[C_DEPTH] = dd
         _children(dd, pos_var, sens, st, obs_a, obs_b, scratch, fa, fp, fint, code, cn, cur,
                   c_role, c_val, c_score, c_p, c_div, c_la, delta, by_div, best_first, mode,
-                  post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior, msg,
-                  has_ev, tmp)
+                  model, msg, has_ev, tmp, linear)
+
+
+@njit(cache=True, nogil=True)
+def run_linear(model, positions, params, iparams, state, work, work2, plateau, walk, top,
+               found, budget):
+    """:func:`run` with the masses' pass in linear space (a model where
+    :func:`~pcfair.patterns._tree_mass_kernels.linear_is_exact` holds). Its own entry point:
+    ``run``'s ``linear`` is a literal, compiled once per value here, and a literal from
+    Python would be resolved again at every call."""
+    return run(model, positions, params, iparams, state, work, work2, plateau, walk, top,
+               found, budget, True)
+
+
+@njit(cache=True, nogil=True)
+def run_in_logs(model, positions, params, iparams, state, work, work2, plateau, walk, top,
+                found, budget):
+    """:func:`run` with the masses' pass in logs (every other model; see
+    :func:`run_linear`)."""
+    return run(model, positions, params, iparams, state, work, work2, plateau, walk, top,
+               found, budget, False)
+

@@ -49,7 +49,7 @@ from pcfair.patterns.results import (
     to_certificate,
     to_pattern_set,
 )
-from pcfair.patterns.scores import THRESHOLD_ATOL, ScoredPattern
+from pcfair.patterns.scores import THRESHOLD_ATOL
 from pcfair.patterns.search_types import SearchOptions
 from pcfair.patterns.summaries import pareto_mask
 from pcfair.learn.recipe import model_frame
@@ -257,7 +257,10 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     lattice in memory (1 byte a point for up to 3 thresholds, :func:`pcfair.patterns.lattice.
     summary_bytes`): they are None with ``summaries=False``, and None with a
     :class:`~pcfair.errors.SummariesOmittedWarning` when the bitmap exceeds ``max_bytes`` (or
-    there are more than 15 thresholds); the other columns stream in bounded memory.
+    there are more than 15 thresholds); the other columns stream in bounded memory. On a model
+    whose probabilities go below the lattice's floor
+    (:func:`pcfair.patterns.lattice.probability_floor`) the patterns below it are not
+    counted: ``complete`` is False and the frame's ``attrs["probability_floor"]`` names it.
 
     Examples
     --------
@@ -302,7 +305,10 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
                 row[f"top{k}_{name}"] = float(values[k - 1]) if len(values) >= k else float("nan")
         row["complete"] = run.complete
         rows.append(row)
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if "probability_floor" in run.stats:
+        frame.attrs["probability_floor"] = run.stats["probability_floor"]
+    return frame
 
 
 def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str = "all",
@@ -325,7 +331,7 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
     >>> ps.complete, sorted(p.text() for p in ps)
     (False, ['s=0', 's=1'])
     """
-    from pcfair.patterns.sampling import sample_search
+    from pcfair.patterns.sampling import found_patterns, sample_search
 
     if kind not in ("all", "topk", "pareto"):
         raise OptionError("sampling offers kind 'all', 'topk' or 'pareto'")
@@ -335,7 +341,7 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
     res = sample_search(pc, d, fav, sens, request.delta, runs=runs, time_limit=time_limit,
                         memo=memo, random_state=random_state,
                         min_support=request.min_support)
-    items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in res.found.items()]
+    items = found_patterns(res.found)
     items.sort(key=lambda it: -abs(it.score))
     if kind == "topk":
         items = items[: 10 if k is None else int(k)]

@@ -36,8 +36,10 @@ from pcfair.circuit.sharing import structural_ids
 from pcfair.errors import EvidenceError, OptionError
 from pcfair.inference.marginals import log_marginals, node_log_values
 from pcfair.inference.quotient import _sigmoid, conditional_range, self_plan
+from pcfair.inference.smallest import log_smallest_probability
 from pcfair.patterns import _bound_kernels as K
 from pcfair.patterns import _search_kernels as SK
+from pcfair.patterns._tree_mass_kernels import linear_is_exact
 
 #: The bounds :class:`~pcfair.patterns.search.SearchOptions` ``bound`` can force.
 BOUNDS = ("auto", "quotient", "naive_bayes", "tree")
@@ -576,6 +578,11 @@ class TreeBound:
     def __init__(self, d: int, fav: int, log_prior: np.ndarray, parent: np.ndarray,
                  card: np.ndarray, log_theta: dict) -> None:
         self.d, self.fav = d, fav
+        #: whether the compiled search's messages may be linear
+        #: (:func:`pcfair.patterns._tree_mass_kernels.linear_is_exact`; set by
+        #: :meth:`from_circuit`, False, the always-exact log-space pass, for a model given
+        #: directly)
+        self.linear = False
         #: ``[log P(d), log P(¬d)]``, normalised
         self.log_prior = np.array([log_prior[fav], log_prior[1 - fav]], float)
         self.log_prior -= np.logaddexp(*self.log_prior)
@@ -677,6 +684,14 @@ class TreeBound:
             ctr[v, 3, 1] = (top - bottom).max()
         return ctr
 
+    def kernel_model(self) -> tuple:
+        """The recognised model as the compiled tree search's kernels take it
+        (:func:`pcfair.patterns._tree_mass_kernels.log_masses`' ``model``; :attr:`linear`
+        says whether its messages may be linear)."""
+        return (self.post, self.parent, self.card, self.kp, self.toff, self.lt1, self.lt0,
+                self.th1, self.th0, self.ctr, self.ch_ptr, self.ch_idx, self.moff,
+                self.log_prior)
+
     def _buffers(self) -> None:
         n, m = len(self.card), self.slots
         self._box = np.zeros((m, K.BOX_COLUMNS))
@@ -715,7 +730,11 @@ class TreeBound:
         prior, parent, log_theta = parsed
         if prior[fav] == prior[1 - fav] == -np.inf:
             return None  # a circuit of mass zero
-        return cls(d, fav, prior, parent, circuit.variables.cardinalities, log_theta)
+        tb = cls(d, fav, prior, parent, circuit.variables.cardinalities, log_theta)
+        # the compiled search's masses in linear space where that is exact (recognition is
+        # exact: the circuit's smallest probability is the tree model's)
+        tb.linear = linear_is_exact(log_smallest_probability(circuit))
+        return tb
 
     def box(self, x: dict, y: dict, free: Sequence[int], sensitive: set,
             x_free: bool = False) -> np.ndarray:

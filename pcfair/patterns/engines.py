@@ -65,6 +65,7 @@ incomplete: never "fair".
 from __future__ import annotations
 
 import csv
+import math
 import os
 import sys
 import time
@@ -77,6 +78,7 @@ import numpy as np
 from pcfair._progress import show_progress
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import LatticeTooLarge, OptionError, PCFairError, SpecError
+from pcfair.inference.smallest import log_smallest_probability
 from pcfair.patterns._arguments import (
     Problem,
     Request,
@@ -90,6 +92,7 @@ from pcfair.patterns.lattice import (
     ScanCost,
     final_front,
     make_plan,
+    probability_floor,
     probe_cost,
     scan,
     summary_bytes,
@@ -97,8 +100,13 @@ from pcfair.patterns.lattice import (
 )
 from pcfair.patterns.naive_bayes_search import search_naive_bayes
 from pcfair.patterns.parallel import parallel_search
-from pcfair.patterns.results import HANDOVER_SECONDS, EngineResult, readable_patterns
-from pcfair.patterns.sampling import sample_search
+from pcfair.patterns.results import (
+    HANDOVER_SECONDS,
+    EngineResult,
+    power_of_ten_text,
+    readable_patterns,
+)
+from pcfair.patterns.sampling import found_patterns, sample_search
 from pcfair.patterns.scores import ScoredPattern, log_normalizer, pattern_marginals
 from pcfair.patterns.search import search
 from pcfair.patterns.search_types import SearchResult, pattern_key
@@ -258,7 +266,12 @@ def estimate_lattice(problem: Problem, request: Request, plan: LatticePlan | Non
             f"{chunks:,} chunk(s) (probe)" + (f" on {workers} processes" if workers > 1 else ""))
     if request.kind in ("maximal", "minimal"):
         seconds *= 1.5  # the closures and a second pass for the summaries' scores
-    return Estimate("lattice", seconds, True, note), plan, chunks
+    floor = probability_floor(problem.pc)
+    if floor:
+        low = power_of_ten_text(log_smallest_probability(problem.pc) / math.log(10), 2)
+        note += (f"; incomplete: patterns with P(x,y) < {floor:g} are left out (the model's "
+                 f"probabilities go down to {low})")
+    return Estimate("lattice", seconds, not floor, note), plan, chunks
 
 
 # ---------------------------------------------------------------------------- the searches
@@ -400,7 +413,7 @@ def hunt_witness(problem: Problem, request: Request) -> EngineResult:
                           time_limit=(PROBE_SECONDS if request.deadline is None
                                       else request.time_left()), memo=True, random_state=0,
                           min_support=request.min_support).found
-    items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in found.items()]
+    items = found_patterns(found)
     items.sort(key=lambda it: -abs(it.score))
     return EngineResult("sample", items=items[:1], complete=bool(items),
                         max_abs=abs(items[0].score) if items else None,
@@ -430,7 +443,7 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
             plan = make_plan(pc, d, fav, problem.sens, request.max_bytes,
                              min_chunks=max(min_chunks, 64 if request.n_jobs != 1 else 1))
         handle = open(request.out, "w", newline="", encoding="utf-8")
-        sink = _csv_sink(handle, pc, plan)
+        sink = _csv_sink(handle, pc, plan, request.delta)
     # chunks whose bound cannot matter are skipped (lattice.chunk_bounds): by the threshold,
     # or by the k-th best |Δ| for top-k by discrimination; never when the exact max is asked
     prune = None if request.exact_max else (
@@ -457,7 +470,9 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
         found = int(res.counts[0]) > 0
         items = (_lattice_items(pc, run.plan, d, fav, res.top[1][:1], res.top[2][:1])
                  if found else [])
-        exact = run.stats["chunks_done"] == run.stats["chunks"]  # every chunk to its end
+        # every chunk to its end, every pattern scored (no floor)
+        exact = (run.stats["chunks_done"] == run.stats["chunks"]
+                 and "probability_floor" not in run.stats)
         return EngineResult("lattice", items=items, complete=run.complete or found,
                             max_abs=res.best if (exact or found) else None,
                             max_abs_exact=exact, stats=stats)
@@ -495,6 +510,10 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
     # a skipped chunk's patterns are at most the threshold: the best is exact when the scan
     # kept a pattern above it (or skipped nothing), else only a lower bound
     exact = run.complete and (not run.stats["chunks_pruned"] or prune == "topk" or count > 0)
+    if "probability_floor" in stats:
+        # the scan's divergences sum masses that may lie below its floor: the hand-over
+        # computes those of the patterns it keeps from log-space queries instead
+        divergences = None
     return EngineResult("lattice", items=items, complete=complete, count=count,
                         divergences=divergences, max_abs=res.best if run.complete else None,
                         max_abs_exact=exact, stats=stats)
@@ -517,14 +536,17 @@ def _lattice_items(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, scores
     if not pairs:
         return []
     m = pattern_marginals(pc, d, fav, pairs)
-    return [ScoredPattern(x, y, float(s), float(p)) for (x, y), s, p in zip(pairs, scores, m.p_xy)]
+    return [ScoredPattern(x, y, float(s), float(p), float(lp))
+            for (x, y), s, p, lp in zip(pairs, scores, m.p_xy, m.log_p_xy)]
 
 
 def _listed_items(plan: LatticePlan, listing: tuple) -> tuple[list, np.ndarray]:
     """Index-form patterns and divergences of a scan's listing (index, Δ, P(x, y),
     divergence arrays)."""
-    items = [ScoredPattern(*plan.decode(int(i)), float(s), float(p))
-             for i, s, p in zip(listing[0], listing[1], listing[2])]
+    with np.errstate(divide="ignore"):
+        logs = np.log(np.asarray(listing[2], float))
+    items = [ScoredPattern(*plan.decode(int(i)), float(s), float(p), float(lp))
+             for i, s, p, lp in zip(listing[0], listing[1], listing[2], logs)]
     return items, np.asarray(listing[3], float)
 
 
@@ -537,14 +559,18 @@ def _set_aside(out) -> None:
           f"{partial}", file=sys.stderr, flush=True)
 
 
-def _csv_sink(handle, pc: Circuit, plan: LatticePlan):
-    """A scan sink writing each chunk's listing as CSV rows (header first)."""
+def _csv_sink(handle, pc: Circuit, plan: LatticePlan, delta: float):
+    """A scan sink writing each chunk's listing as CSV rows (header first); the divergences
+    are the scan's, or from log-space queries where the scan has a floor (see
+    :func:`run_lattice`)."""
     writer = csv.writer(handle)
     writer.writerow(["x", "y", "score", "probability", "divergence"])
+    floored = probability_floor(pc) > 0
 
     def sink(listing: tuple) -> None:
         items, divs = _listed_items(plan, listing)
-        for p in readable_patterns(pc, plan.decision, plan.favorable, items, 0.0, divs):
+        for p in readable_patterns(pc, plan.decision, plan.favorable, items, delta,
+                                   None if floored else divs):
             writer.writerow([", ".join(f"{a}={b}" for a, b in p.x.items()),
                              ", ".join(f"{a}={b}" for a, b in p.y.items()),
                              repr(p.score), repr(p.probability), repr(p.divergence)])
@@ -672,12 +698,14 @@ def decide(problem: Problem, request: Request, probe_cap: float | None = None) -
         return _Decision(Choice(engine, reason, estimates), lat, plan, chunks, answered,
                          probed)
 
-    if lat.applies and lat.seconds <= QUICK_SECONDS:
+    # a lattice that cannot score every pattern (its floor) runs only where nothing else does
+    exact = lat.applies and lat.complete
+    if exact and lat.seconds <= QUICK_SECONDS:
         return decision("lattice", f"the lattice is estimated at {lat.seconds:.2g} s "
                                    f"(≤ {QUICK_SECONDS:g} s): scanned at once")
     if lat.applies and request.out is not None:
         return decision("lattice", "out= streams the lattice's patterns to a file")
-    probe = probe_length(lat.seconds if lat.applies else None, name is not None,
+    probe = probe_length(lat.seconds if exact else None, name is not None,
                          request.time_left(), probe_cap)
     if name is None:
         estimates["search"] = Estimate("search", None, False, why, applies=False)
@@ -695,13 +723,14 @@ def decide(problem: Problem, request: Request, probe_cap: float | None = None) -
     budget = AUTO_LATTICE_SECONDS if left is None else left
     within = ("the time left" if request.deadline is not None else
               f"{AUTO_LATTICE_SECONDS:g} s (no time_limit)")
-    if lat.applies and lat.seconds <= budget:
+    if exact and lat.seconds <= budget:
         return decision("lattice", f"the lattice, estimated at {lat.seconds:,.1f} s, is "
                                    f"within {within}" + ("" if name is None else
                                                          "; the search did not finish its "
                                                          "probe"))
     if name is not None:
-        lat_text = (f"estimated at {lat.seconds:,.0f} s" if lat.applies else "does not fit")
+        lat_text = (f"estimated at {lat.seconds:,.0f} s" if exact else
+                    "cannot score every pattern (its floor)" if lat.applies else "does not fit")
         return decision(name, f"the lattice {lat_text}, over {within}: the search runs with "
                               "the time left")
     if lat.applies:

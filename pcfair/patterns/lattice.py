@@ -33,7 +33,12 @@ is one chunk's table and its walk buffers (bounded by ``max_bytes`` through the 
 
 Exact for any smooth, decomposable circuit (marginals only; no determinism needed). Numerics
 are those of :mod:`pcfair.patterns.scores`: normalised probabilities, ``|Δ| > δ + 1e-12``,
-divergence from directly summed masses.
+divergence from directly summed masses. The tables are linear doubles, exact for every
+pattern whose ``P(x, y)`` is at least the model's :func:`probability_floor`: on a model whose
+smallest positive probability lies below :data:`~pcfair.patterns.scores.PROBABILITY_FLOOR`
+the patterns below that floor are left out and the scan says it is incomplete
+(``stats["probability_floor"]``), never "fair" for them; the searches, which score in logs,
+decide them (:mod:`pcfair.patterns.engines` prefers them on such a model).
 
 Maximal and minimal patterns relate points of different chunks through the extension order in
 both directions. Each chunk writes, for its own points, one small word per point (membership
@@ -52,7 +57,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -62,10 +67,11 @@ from pcfair.circuit.io.json_io import to_dict
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.errors import LatticeTooLarge, OptionError, StructureError
 from pcfair.inference.marginals import log_marginals
+from pcfair.inference.smallest import log_smallest_probability
 from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns._search_kernels import BOUND_RTOL
 from pcfair.patterns.executors import deadline_from, map_chunks
-from pcfair.patterns.scores import THRESHOLD_ATOL, log_normalizer
+from pcfair.patterns.scores import PROBABILITY_FLOOR, THRESHOLD_ATOL, log_normalizer
 from pcfair.patterns.summaries import (
     extension_summaries,
     pareto_candidates,
@@ -242,10 +248,13 @@ class LatticeQuery:
     of :func:`pcfair.patterns.summaries.extension_summaries` (at most 15 thresholds). ``points``
     (sorted global indices of defined points) makes a query that only scores those points
     (:attr:`ChunkResult.picked`). Patterns with ``P(x, y) < min_support`` are set aside:
-    counted per δ in :attr:`ChunkResult.rare`, otherwise treated as undefined."""
+    counted per δ in :attr:`ChunkResult.rare`, otherwise treated as undefined. Patterns with
+    ``P(x, y) < floor`` are left out (not scored, not counted): :func:`scan` sets it to the
+    model's :func:`probability_floor`."""
 
     deltas: tuple[float, ...]
     min_support: float = 0.0
+    floor: float = 0.0
     k_top: int = 0
     k_div: int = 0
     pareto: bool = False
@@ -440,7 +449,7 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     cond, prob = np.zeros(plan.ext_size), np.zeros(plan.ext_size)
     # the kernel's bundles (see score_leaves); the Pareto one is rebuilt as its front grows
     combos = (plan.ext_size, xy, yy, off, cell_combos, mptr, midx, combo_loff, cond, prob)
-    thresholds = (deltas, THRESHOLD_ATOL, float(query.min_support))
+    thresholds = (deltas, THRESHOLD_ATOL, float(query.min_support), float(query.floor))
     totals = (counts, rare, defined, best, best_idx)
     top = (top_vals, top_idx, top_pay, top_sizes)
     div = (div_vals, div_idx, div_pay, div_sizes, div_floor)
@@ -744,6 +753,49 @@ def _subchunk_bound(bound, plan: LatticePlan, y: dict, free: list[int], below, s
 
 
 # ------------------------------------------------------------------------------- the engine
+def probability_floor(circuit: Circuit) -> float:
+    """The least ``P(x, y)`` a scan of ``circuit`` scores: 0.0 (every defined pattern) where
+    the model's smallest positive probability ``L``
+    (:func:`~pcfair.inference.smallest.log_smallest_probability`, a proved lower bound) is at
+    least ``F`` = :data:`~pcfair.patterns.scores.PROBABILITY_FLOOR`, else ``F``.
+
+    Theorem. (a) If ``L ≥ F``, every chunk-table entry is 0 exactly when the event it is the
+    mass of has probability 0, every cell mass of a leaf is 0 exactly when its pattern is
+    undefined, and every score is exact to relative rounding. (b) If ``L < F``, every pattern
+    whose computed ``P(x, y)`` is at least ``F`` has its four masses ``P(δ, x, y)``,
+    ``P(δ, y)``, hence its Δ, within a relative ``1e-21`` of the values in exact arithmetic (on
+    top of the rounding of case (a)); those below are the ones left out. Its divergence also
+    reads ``P(δ, y, ¬x)``, which may lie below the floor: a scan with a floor is incomplete,
+    and :func:`pcfair.patterns.engines.run_lattice` computes the divergences it reports
+    from log-space queries.
+
+    Proof. An entry is the normalised marginal of an event that fixes every variable but the
+    absent prefix features, ``exp(log P(e) − log Z)`` from a log-space marginal: positive
+    exactly when the event holds a positive complete assignment, and then at least ``L`` (a
+    sum of such probabilities). (a) With ``L ≥ F > 2.3e-308`` every positive entry, and so
+    every partial sum of the walk and of the closure (sums of non-negative doubles, each at
+    least its largest term), lies in the normal range, where each addition rounds with a
+    relative error of at most 2⁻⁵³; a zero sum has only zero terms. (b) An entry below the
+    normal range rounds with an absolute error of at most 2⁻¹⁰⁷⁵ (a subnormal's half-ulp, or
+    to 0); a mass sums at most ``N < 2⁴⁰`` entries of the chunk (``max_bytes`` far below a
+    TiB), so it carries an absolute error of at most ``2⁴⁰·2⁻¹⁰⁷⁵ < 3e-312`` besides relative
+    rounding, which is less than ``3e-22`` of any mass ``≥ F = 1e-290``. Both conditionals of a
+    pattern have denominators ``P(x, y) ≤ P(y)``, so at least ``F``. ∎
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> def model(p):
+    ...     return b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [1 - p, p]), .5),
+    ...                                (b.indicator("d", 0), b.categorical("s", [.5, .5]), .5)]))
+    >>> probability_floor(model(1e-12)), probability_floor(model(1e-320))
+    (0.0, 1e-290)
+    """
+    low = log_smallest_probability(circuit)
+    return 0.0 if low >= math.log(PROBABILITY_FLOOR) else PROBABILITY_FLOOR
+
+
 @dataclass
 class ScanResult:
     """A whole scan: the merged result, completeness and statistics."""
@@ -799,6 +851,9 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     require_tractable_marginals(circuit)
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
     t0 = time.perf_counter()
+    floor = probability_floor(circuit)
+    if floor != query.floor:
+        query = replace(query, floor=floor)
     parallel = executor is not None or n_jobs != 1
     if plan is None:
         plan = make_plan(circuit, decision, favorable, sensitive, max_bytes,
@@ -919,7 +974,9 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
                      executor=executor, n_jobs=n_jobs, time_limit=_seconds_left(deadline),
                      progress=progress, desc="lattice chunks")
     witness = until_witness and any(r.counts[0] > 0 for r in results)
-    complete = witness or (run.complete and len(results) == len(chunks) and not partial)
+    # with a floor, the patterns below it were not scored: complete only with a witness
+    complete = witness or (run.complete and len(results) == len(chunks) and not partial
+                           and not floor)
     if query.summaries and bits is None:  # the one chunk met the deadline: nothing known
         bits = np.zeros(plan.num_points, summary_word(len(query.deltas)))
     merged = merge(results, query)
@@ -929,6 +986,9 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
              "chunks_partial": len(partial), "chunks_pruned": n_pruned + len(pruned),
              "bound_seconds": bounding,
              "seconds": time.perf_counter() - t0, "chunk_bytes": plan.chunk_bytes()}
+    if floor:
+        stats["probability_floor"] = floor
+        stats["smallest_probability_log10"] = log_smallest_probability(circuit) / math.log(10)
     return ScanResult(merged, complete, plan, stats, bits, picked)
 
 

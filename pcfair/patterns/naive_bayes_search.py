@@ -71,7 +71,7 @@ from pcfair.patterns._compiled import (
 )
 from pcfair.patterns.bounds import NaiveBayesBound
 from pcfair.patterns.executors import deadline_from
-from pcfair.patterns.scores import log_normalizer
+from pcfair.patterns.scores import log_normalizer, log_support
 from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
 
 #: The modes :func:`nb_search` runs (``search``'s ``"pareto"`` and ``"extension"`` are not).
@@ -232,7 +232,7 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     sens_left = np.zeros(n + 1, np.int64)
     for j in range(n - 1, -1, -1):
         sens_left[j] = sens_left[j + 1] + int(is_sens[j])
-    params = np.array([nb.prior, nb.log_pd, nb.log_pnd, float(delta), float(min_support)])
+    params = np.array([nb.prior, nb.log_pd, nb.log_pnd, float(delta), log_support(min_support)])
     mode_id = MODE_IDS[mode]
     kk = int(k) if mode == "topk" else 1
     iparams = np.array([mode_id, kk, int(by_div), int(bool(best_first)), len(sens)], np.int64)

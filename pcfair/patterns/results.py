@@ -24,7 +24,9 @@ class Pattern:
     ``rows`` is the number of rows of a data set that match ``x ∪ y``, when the result was
     asked with ``data=`` (see :mod:`pcfair.patterns.support`), else None. ``interval`` holds
     the pattern's credible intervals when asked for
-    (:func:`pcfair.patterns.uncertainty.with_intervals`), else None."""
+    (:func:`pcfair.patterns.uncertainty.with_intervals`), else None. ``log_probability`` is
+    ``log P(x, y)``, finite for every pattern however small (``probability`` is 0.0 below
+    about 4.9e-324); None where not given, then read off ``probability``."""
 
     x: dict
     y: dict
@@ -33,6 +35,27 @@ class Pattern:
     divergence: float
     rows: int | None = None
     interval: dict | None = None
+    log_probability: float | None = None
+
+    @property
+    def log_p(self) -> float:
+        """``log P(x, y)`` (from ``probability`` when ``log_probability`` is not given)."""
+        if self.log_probability is not None:
+            return float(self.log_probability)
+        return math.log(self.probability) if self.probability > 0 else -math.inf
+
+    def probability_text(self, digits: int = 6) -> str:
+        """``P(x, y)`` in ``digits`` significant digits, written from its log where it lies
+        below the range of doubles.
+
+        Examples
+        --------
+        >>> Pattern({"s": 1}, {}, 0.4, 0.0, 0.0, log_probability=-782.8).probability_text(3)
+        '1.08e-340'
+        """
+        if self.probability >= 1e-300 or self.log_probability is None:
+            return f"{self.probability:.{digits}g}"
+        return power_of_ten_text(self.log_p / math.log(10), digits)
 
     @property
     def abs_score(self) -> float:
@@ -51,7 +74,7 @@ class Pattern:
     def to_dict(self) -> dict:
         out = {"x": _jsonable(self.x), "y": _jsonable(self.y), "score": self.score,
                "abs_score": self.abs_score, "probability": self.probability,
-               "divergence": self.divergence}
+               "log_probability": self.log_p, "divergence": self.divergence}
         if self.rows is not None:
             out["rows"] = self.rows
         if self.interval is not None:
@@ -62,6 +85,22 @@ class Pattern:
 
 def _jsonable(d: dict) -> dict:
     return {str(k): (v.item() if isinstance(v, np.generic) else v) for k, v in d.items()}
+
+
+def power_of_ten_text(log10: float, digits: int = 6) -> str:
+    """``10 ** log10`` written in ``digits`` significant digits, for numbers far below the
+    range of doubles.
+
+    Examples
+    --------
+    >>> power_of_ten_text(-339.97, 2), power_of_ten_text(-400.0, 3)
+    ('1.1e-340', '1e-400')
+    """
+    exponent = math.floor(log10)
+    mantissa = f"{10 ** (log10 - exponent):.{digits}g}"
+    if float(mantissa) >= 10:  # rounded up to the next power
+        mantissa, exponent = f"{1:.{digits}g}", exponent + 1
+    return f"{mantissa}e{exponent}"
 
 
 @dataclass
@@ -190,6 +229,30 @@ class EngineResult:
     stats: dict = field(default_factory=dict)
 
 
+def floor_note(stats: dict) -> str | None:
+    """The sentence that says a run left the patterns below its probability floor unscored
+    (:func:`pcfair.patterns.lattice.probability_floor`), or None where it scored them all.
+
+    Examples
+    --------
+    >>> floor_note({"probability_floor": 1e-290, "smallest_probability_log10": -339.97})
+    'patterns with P(x,y) < 1e-290 were not scored (the lattice adds linear probabilities; \
+this model has some as small as 1.1e-340): the result covers the others only; the search engine \
+(--engine search, engine="search") scores them all where it applies'
+    >>> floor_note({}) is None
+    True
+    """
+    floor = stats.get("probability_floor")
+    if not floor:
+        return None
+    low = stats.get("smallest_probability_log10")
+    small = "" if low is None else \
+        f"; this model has some as small as {power_of_ten_text(low, 2)}"
+    return (f"patterns with P(x,y) < {floor:g} were not scored (the lattice adds linear "
+            f"probabilities{small}): the result covers the others only; the search engine "
+            '(--engine search, engine="search") scores them all where it applies')
+
+
 #: Seconds one found pattern takes to hand over (decoded, made readable, its divergence
 #: computed): an engine with a deadline stops this long per pattern before it, so that what
 #: it found reaches the caller within the time limit.
@@ -221,7 +284,7 @@ def readable_patterns(pc: Circuit, d: int, fav: int, items: list, delta: float,
     return [Pattern(x={lab.names[v]: lab.domains[v][val] for v, val in sorted(it.x.items())},
                     y={lab.names[v]: lab.domains[v][val] for v, val in sorted(it.y.items())},
                     score=float(it.score), probability=float(it.probability),
-                    divergence=float(dv))
+                    divergence=float(dv), log_probability=float(it.log_probability))
             for it, dv in zip(items, divergences)]
 
 

@@ -24,19 +24,25 @@ from pcfair.errors import OptionError
 from pcfair.circuit.circuit import Circuit
 from pcfair._random import check_random_state
 from pcfair.circuit.properties import require_tractable_marginals
-from pcfair.patterns.scores import discriminates, pattern_marginals
+from pcfair.patterns.scores import ScoredPattern, discriminates, log_support, pattern_marginals
 
 
 @dataclass
 class SamplingResult:
-    """Patterns found ``{(x_items, y_items): (Δ, P(x, y), P(d, x, y), P(y))}`` and
-    statistics."""
+    """Patterns found ``{(x_items, y_items): (Δ, P(x, y), P(d, x, y), P(y), log P(x, y))}``
+    and statistics."""
 
     found: dict = field(default_factory=dict)
     runs: int = 0
     explored: int = 0
     seconds: float = 0.0
     first_seen: dict = field(default_factory=dict)  # pattern -> (explored, seconds) when found
+
+
+def found_patterns(found: dict) -> list[ScoredPattern]:
+    """The patterns of a :attr:`SamplingResult.found` as index-form
+    :class:`~pcfair.patterns.scores.ScoredPattern` items, in the order found."""
+    return [ScoredPattern(dict(kx), dict(ky), v[0], v[1], v[4]) for (kx, ky), v in found.items()]
 
 
 def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
@@ -55,6 +61,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
     cache: dict[tuple, tuple[float, ...]] = {}
     mean: dict[tuple, tuple[float, int]] = {}
     res = SamplingResult()
+    log_ms = log_support(min_support)
     t0 = time.perf_counter()
 
     def key(x: dict, y: dict) -> tuple:
@@ -66,9 +73,9 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
             m = pattern_marginals(circuit, d, fav, todo)
             for i, c in enumerate(todo):
                 # a non-pattern (x empty) or an undefined one scores 0
-                cache[key(*c)] = ((0.0, 0.0, 0.0, 0.0) if np.isnan(m.score[i]) else
+                cache[key(*c)] = ((0.0, 0.0, 0.0, 0.0, -np.inf) if np.isnan(m.score[i]) else
                                   (float(m.score[i]), float(m.p_xy[i]), float(m.p_dxy[i]),
-                                   float(m.p_y[i])))
+                                   float(m.p_y[i]), float(m.log_p_xy[i])))
                 res.explored += 1
         return [cache[key(*c)] for c in cands]
 
@@ -92,7 +99,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
             scores = score_many(cands)
             for (cx, cy), sc in zip(cands, scores):
                 k = key(cx, cy)
-                if (discriminates(abs(sc[0]), delta) and sc[1] >= min_support
+                if (discriminates(abs(sc[0]), delta) and sc[4] >= log_ms
                         and k not in res.found):
                     res.found[k] = sc
                     res.first_seen[k] = (res.explored, time.perf_counter() - t0)

@@ -14,13 +14,22 @@ Numerics, shared by every engine:
   whose logs lose ``|log Z|·2⁻⁵²`` in absolute terms); the tolerance, 1e-12, keeps such a
   rounding error from turning ``|Δ| = δ`` exactly into a reported pattern, and is far below
   any threshold a user would state.
-- **Undefined patterns.** ``P(x, y) = 0`` makes a pattern undefined (never reported). A NaN
-  score where ``P(x, y) > 0`` means the model's numbers are broken (NaN or +inf parameters):
+- **Undefined patterns.** ``P(x, y) = 0`` *in exact arithmetic* (a zero parameter on every
+  path) makes a pattern undefined (never reported); definedness is read off ``log P(x, y) >
+  −inf``, never off a linear ``P(x, y)`` that may merely underflow. A NaN score where
+  ``P(x, y) > 0`` means the model's numbers are broken (NaN or +inf parameters):
   :class:`pcfair.errors.NumericalError`, never "no pattern".
+- **Probabilities below the double range.** Every score here is a difference of log-marginals,
+  exact at any magnitude; ``P(x, y)`` travels as its log too
+  (:attr:`ScoredPattern.log_probability`), and its linear value (``probability``) is 0.0 below
+  about 4.9e-324. Engines that work on linear tables (the lattice) score only patterns with
+  ``P(x, y) ≥`` :data:`PROBABILITY_FLOOR` exactly, and say so where a model has smaller ones
+  (:mod:`pcfair.patterns.lattice`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -29,11 +38,30 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import NumericalError
 from pcfair.inference.marginals import log_marginals
+from pcfair.patterns._search_kernels import log_divergence_scores
 
 #: Absolute tolerance of the strict threshold: a pattern discriminates iff |Δ| > δ + this.
 THRESHOLD_ATOL = 1e-12
 #: Relative tolerance of ties in the strict Pareto filter (probabilities and scores).
 PARETO_RTOL = 1e-9
+#: Engines that sum linear probabilities score exactly the patterns with ``P(x, y)`` at least
+#: this (see :mod:`pcfair.patterns.lattice` for the proof); on a model whose smallest positive
+#: probability is below it (:func:`pcfair.inference.smallest.log_smallest_probability`) they
+#: set the patterns below it aside and say so.
+PROBABILITY_FLOOR = 1e-290
+
+
+def log_support(min_support: float) -> float:
+    """``log(min_support)`` (−inf for 0): the engines compare ``log P(x, y)`` with it, so that a
+    pattern below the double range is set aside by its support, never mistaken for an
+    undefined one.
+
+    Examples
+    --------
+    >>> log_support(0.0), round(log_support(0.01), 4)
+    (-inf, -4.6052)
+    """
+    return math.log(min_support) if min_support > 0 else -math.inf
 
 
 def discriminates(abs_score, delta: float):
@@ -49,22 +77,40 @@ def discriminates(abs_score, delta: float):
 
 class ScoredPattern(NamedTuple):
     """One pattern as the engines pass it around: index-form ``x`` and ``y`` (``{variable:
-    value index}``), its score Δ and ``P(x, y)`` (normalised)."""
+    value index}``), its score Δ, ``P(x, y)`` (normalised; 0.0 where it underflows) and
+    ``log P(x, y)`` (finite for every defined pattern, however small)."""
 
     x: dict
     y: dict
     score: float
     probability: float
+    log_probability: float
+
+    @classmethod
+    def from_log(cls, x: dict, y: dict, score: float, log_probability: float
+                 ) -> "ScoredPattern":
+        """The pattern with ``probability = exp(log_probability)``.
+
+        Examples
+        --------
+        >>> ScoredPattern.from_log({0: 1}, {}, 0.5, -800.0).probability
+        0.0
+        """
+        lp = float(log_probability)
+        return cls(x, y, float(score), math.exp(lp), lp)
 
 
 @dataclass(frozen=True)
 class PatternMarginals:
     """Per pattern, normalised: ``score`` Δ (NaN where ``x`` is empty or ``P(x, y) = 0``),
-    ``p_xy`` = P(x, y), ``p_dxy`` = P(d, x, y) and ``p_y`` = P(y). For an empty ``x`` the
-    probabilities are those of ``y`` alone (``p_xy = p_y``)."""
+    ``p_xy`` = P(x, y), ``log_p_xy`` its log (−inf exactly where ``P(x, y) = 0`` in exact
+    arithmetic; ``p_xy`` is 0.0 below the double range too), ``p_dxy`` = P(d, x, y) and
+    ``p_y`` = P(y). For an empty ``x`` the probabilities are those of ``y`` alone
+    (``p_xy = p_y``)."""
 
     score: np.ndarray
     p_xy: np.ndarray
+    log_p_xy: np.ndarray
     p_dxy: np.ndarray
     p_y: np.ndarray
 
@@ -133,7 +179,8 @@ def pattern_marginals(circuit: Circuit, d: int, fav: int,
     lp = logs[:-1].reshape(-1, 4)
     has_x = np.array([bool(x) for x, _ in patterns], bool)
     score = conditional_from_logs(lp[:, 0], lp[:, 1]) - conditional_from_logs(lp[:, 2], lp[:, 3])
-    p_dxy, p_xy, p_y = (np.exp(lp[:, j] - log_z) for j in (0, 1, 3))
+    log_p_xy = lp[:, 1] - log_z
+    p_dxy, p_y = (np.exp(lp[:, j] - log_z) for j in (0, 3))
     defined = has_x & (lp[:, 1] > -np.inf)
     if np.any(defined & np.isnan(score)):
         i = int(np.flatnonzero(defined & np.isnan(score))[0])
@@ -141,19 +188,20 @@ def pattern_marginals(circuit: Circuit, d: int, fav: int,
                              f"(log-marginals {lp[i].tolist()}): the model's parameters are "
                              "not finite")
     score[~defined] = np.nan
-    return PatternMarginals(score, p_xy, p_dxy, p_y)
+    return PatternMarginals(score, np.exp(log_p_xy), log_p_xy, p_dxy, p_y)
 
 
 @dataclass(frozen=True)
 class DivergenceMasses:
-    """The four masses the divergence needs, each computed directly (never as a difference):
-    ``a1 = P(d, x, y)``, ``a0 = P(¬d, x, y)``, ``m1 = P(d, y, ¬x)``, ``m0 = P(¬d, y, ¬x)``,
-    where ``¬x`` is "some variable of ``x`` takes another value"."""
+    """The logs of the four masses the divergence needs, each computed directly (never as a
+    difference): ``a1 = P(d, x, y)``, ``a0 = P(¬d, x, y)``, ``m1 = P(d, y, ¬x)``,
+    ``m0 = P(¬d, y, ¬x)``, where ``¬x`` is "some variable of ``x`` takes another value";
+    −inf exactly where a mass is 0, finite however small it is."""
 
-    a1: np.ndarray
-    a0: np.ndarray
-    m1: np.ndarray
-    m0: np.ndarray
+    log_a1: np.ndarray
+    log_a0: np.ndarray
+    log_m1: np.ndarray
+    log_m0: np.ndarray
 
 
 def divergence_masses(circuit: Circuit, d: int, fav: int,
@@ -172,7 +220,7 @@ def divergence_masses(circuit: Circuit, d: int, fav: int,
     >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
     ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
     >>> m = divergence_masses(pc, 0, 1, [({1: 1}, {})])
-    >>> [round(float(v[0]), 2) for v in (m.a1, m.a0, m.m1, m.m0)]
+    >>> [round(float(np.exp(v[0])), 2) for v in (m.log_a1, m.log_a0, m.log_m1, m.log_m0)]
     [0.4, 0.2, 0.1, 0.3]
     """
     n = circuit.num_variables
@@ -203,9 +251,10 @@ def divergence_masses(circuit: Circuit, d: int, fav: int,
     logs = log_marginals(circuit, both)
     log_z = log_normalizer(logs[-1])
     owner_arr = np.array(owner, np.int64)
-    sums = np.zeros((2, 2 * len(patterns)))
+    sums = np.full((2, 2 * len(patterns)), -np.inf)  # log-sums of the disjoint events
     for side in (0, 1):  # side 0: d = fav, side 1: d = ¬fav
-        np.add.at(sums[side], owner_arr, np.exp(logs[side * len(ev): (side + 1) * len(ev)] - log_z))
+        np.logaddexp.at(sums[side], owner_arr,
+                        logs[side * len(ev): (side + 1) * len(ev)] - log_z)
     return DivergenceMasses(sums[0, 0::2], sums[1, 0::2], sums[0, 1::2], sums[1, 1::2])
 
 
@@ -222,38 +271,25 @@ def divergence_scores(score: np.ndarray, masses: DivergenceMasses, delta: float)
             = a1·log(q / q') + a0·log((1 − q) / (1 − q')),
 
     the closed form ``a1·log(a1/(a1 + r)) + a0·log(a0/(a0 − r))`` of the spec with
-    ``r = P(x, y)·(q' − q)``. Ratios are formed of like magnitudes (no products of tiny
-    masses, which could underflow), a term with ``a = 0`` is 0, and a term whose moved mass is
-    zero or negative while ``a > 0`` is +inf (at δ = 0, when ``P(¬d, y, ¬x) = 0`` for Δ > 0, or
+    ``r = P(x, y)·(q' − q)``. It is evaluated from the masses' logs
+    (:func:`pcfair.patterns._search_kernels.log_divergence_score`, the kernels' own): every
+    ratio a difference of logs, so masses far below the range of doubles keep their
+    precision; a term with ``a = 0`` is 0, and a term whose moved mass is zero or negative
+    while ``a > 0`` is +inf (at δ = 0, when ``P(¬d, y, ¬x) = 0`` for Δ > 0, or
     ``P(d, y, ¬x) = 0`` for Δ < 0, no such ``Q`` exists).
 
     Examples
     --------
     >>> import numpy as np
-    >>> m = DivergenceMasses(np.array([0.4]), np.array([0.2]), np.array([0.1]), np.array([0.3]))
+    >>> m = DivergenceMasses(*np.log([[0.4], [0.2], [0.1], [0.3]]))
     >>> divergence_scores(np.array([0.1667]), m, 0.1).round(4).tolist()
     [0.034]
     """
-    s = np.asarray(score, float)
-    a1, a0, m1, m0 = (np.asarray(v, float) for v in (masses.a1, masses.a0, masses.m1, masses.m0))
+    s = np.ascontiguousarray(score, float)
     out = np.zeros(len(s))
-    with np.errstate(invalid="ignore"):
-        sign = np.where(s > 0, 1.0, -1.0)
-        m = discriminates(np.abs(np.nan_to_num(s, nan=0.0)), delta)
-    m &= (m1 + m0) > 0  # P(y, ¬x) = 0 gives Δ = 0: not a pattern, only rounding says so
-    if not m.any():
-        return out
-    a1, a0, m1, m0, sign = a1[m], a0[m], m1[m], m0[m], sign[m]
-    p_xy, rest = a1 + a0, m1 + m0
-    p_y = p_xy + rest
-    c1 = m1 + sign * delta * p_y  # mass of d outside x y that Q's q' corresponds to
-    c0 = m0 - sign * delta * p_y
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        terms = []
-        for a, c in ((a1, c1), (a0, c0)):
-            t = a * np.log((a / p_xy) / (c / rest))
-            terms.append(np.where(a > 0, np.where(c > 0, t, np.inf), 0.0))
-    out[m] = np.maximum(terms[0] + terms[1], 0.0)  # rounding can give -1e-17
+    logs = (np.ascontiguousarray(v, float) for v in (masses.log_a1, masses.log_a0,
+                                                       masses.log_m1, masses.log_m0))
+    log_divergence_scores(s, *logs, float(delta), out)
     return out
 
 

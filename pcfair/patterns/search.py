@@ -63,11 +63,12 @@ from pcfair.errors import OptionError
 from pcfair.patterns.bounds import select_bound
 from pcfair.patterns.executors import deadline_from
 from pcfair.patterns.results import HANDOVER_SECONDS
-from pcfair.patterns.sampling import sample_search
+from pcfair.patterns.sampling import found_patterns, sample_search
 from pcfair.patterns.scores import (
     THRESHOLD_ATOL,
     ScoredPattern,
     discriminates,
+    log_support,
     pattern_divergences,
     pattern_marginals,
 )
@@ -220,16 +221,17 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     if deadline is None and time_limit is not None:
         deadline = deadline_from(time_limit)
     divergence_rank = mode == "topk" and rank_by == "divergence"
+    log_ms = log_support(min_support)
     top: list[tuple[float, int, tuple]] = []  # min-heap of (key, tie, pattern) for topk
     front = _Front()
     counter = [0]
 
-    def prune(x: dict, y: dict, depth: int, p_xy: float) -> bool:
+    def prune(x: dict, y: dict, depth: int, lp_xy: float) -> bool:
         """Whether no extension decided below this node can count (see the module doc)."""
         nb = bound.node(x, y, tuple(order[depth:]), sens)
         if nb is None:
             return True  # probability zero: no extension is a defined pattern
-        return cut(nb.ub, nb.a_min, nb.a_max, nb.rest, p_xy)
+        return cut(nb.ub, nb.a_min, nb.a_max, nb.rest, math.exp(lp_xy))
 
     def cut(ub: float, a_min: float, a_max: float, rest, p_xy: float) -> bool:
         """Prune given the score bound ``ub``, the range of P(d|x',y') and a function giving
@@ -261,7 +263,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
                 res.patterns.append(item)
                 raise _Stop
             return
-        if not discriminates(abs(s), delta) or item.probability < min_support:
+        if not discriminates(abs(s), delta) or item.log_probability < log_ms:
             return
         if mode == "topk":
             pk = pattern_key(item.x, item.y)
@@ -290,7 +292,10 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
 
     bar = progress_bar(progress, "branch and bound")
 
-    def visit(x: dict, y: dict, depth: int, p_xy: float) -> None:
+    def visit(x: dict, y: dict, depth: int, lp_xy: float) -> None:
+        """Visit the node ``(x, y)`` at ``depth`` (``lp_xy`` its ``log P(x, y)``: support and
+        definedness are decided in logs, so a pattern below the double range is neither
+        dropped as undefined nor kept below ``min_support``)."""
         res.nodes += 1
         if res.nodes % 256 == 0:
             bar.update(256)
@@ -306,7 +311,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             return  # another worker's subtree
         if not x and not any(v in sens for v in order[depth:]):
             return  # no sensitive variable left to put in x
-        if (x or y) and (p_xy < min_support or prune(x, y, depth, p_xy)):
+        if (x or y) and (lp_xy < log_ms or prune(x, y, depth, lp_xy)):
             res.pruned += 1
             return
         z = order[depth]
@@ -319,20 +324,21 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             key = div if divergence_rank else np.nan_to_num(np.abs(m.score), nan=-1.0)
             idx = np.argsort(-key, kind="stable")
         for i in idx:
-            if m.p_xy[i] <= 0:
+            lp = float(m.log_p_xy[i])
+            if lp == -math.inf:
                 continue  # P(x, y) = 0: neither it nor its extensions are defined
             nx, ny = children[i]
             if nx:
-                record(ScoredPattern(nx, ny, float(m.score[i]), float(m.p_xy[i])),
+                record(ScoredPattern(nx, ny, float(m.score[i]), float(m.p_xy[i]), lp),
                        float(div[i]) if div is not None else 0.0)
-            visit(nx, ny, depth + 1, float(m.p_xy[i]))
-        visit(x, y, depth + 1, p_xy)
+            visit(nx, ny, depth + 1, lp)
+        visit(x, y, depth + 1, lp_xy)
 
     if mode == "topk" and options.seed_runs > 0 and start is None:
         budget = None if deadline is None else max(0.0, 0.1 * (deadline - time.time()))
         found = sample_search(circuit, d, fav, sensitive, delta, runs=options.seed_runs,
                               time_limit=budget, memo=True, random_state=0).found
-        items = [ScoredPattern(dict(kx), dict(ky), v[0], v[1]) for (kx, ky), v in found.items()]
+        items = found_patterns(found)
         if items:
             divs = (divergences([it[:2] for it in items], np.array([it.score for it in items]))
                     if divergence_rank else np.zeros(len(items)))
@@ -340,7 +346,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
                 record(it, float(dv))
     start_m = pattern_marginals(circuit, d, fav, [(x0, y0)])
     with bar, contextlib.suppress(_Stop):
-        visit(dict(x0), dict(y0), 0, float(start_m.p_xy[0]))
+        visit(dict(x0), dict(y0), 0, float(start_m.log_p_xy[0]))
     if mode == "topk":
         res.patterns = [entry[2] for entry in sorted(top, key=lambda e: (-e[0], -e[1]))]
     res.bounds = bound.calls

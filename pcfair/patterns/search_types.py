@@ -83,9 +83,13 @@ def decision_information(circuit: Circuit, d: int, variables: list[int]) -> np.n
         top = log_normalizer(float(lp.max()))  # refuses a circuit of mass zero
         joint = np.exp(lp - top).reshape(k, 2)  # any constant factor cancels here
         joint /= joint.sum()
-        indep = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True)
         pos = joint > 0
-        out[j] = float(np.sum(joint[pos] * np.log(joint[pos] / indep[pos])))
+        # log(joint / (row · column)) as a difference of logs: the product of the margins can
+        # underflow where the joint does not
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (np.log(joint) - np.log(joint.sum(axis=1, keepdims=True))
+                     - np.log(joint.sum(axis=0, keepdims=True)))
+        out[j] = float(np.sum(joint[pos] * ratio[pos]))
     return out
 
 

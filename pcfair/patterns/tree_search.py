@@ -70,6 +70,7 @@ from pcfair.patterns._compiled import (
 from pcfair.patterns._search_kernels import ATOL
 from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.executors import deadline_from
+from pcfair.patterns.scores import log_support
 from pcfair.patterns.search_types import (
     SearchOptions,
     SearchResult,
@@ -293,7 +294,7 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     obs_b = obs_a.copy()
     scratch = obs_a.copy()
     mode_id = MODE_IDS[mode]
-    params = np.array([tb.prior, float(delta), float(min_support)])
+    params = np.array([tb.prior, float(delta), log_support(min_support)])
     share = partition if partition is not None else (0, 1, 0)
     head = len(sens) if x_first and 0 < len(sens) <= X_FIRST_MAX else 0
     iparams = np.array([mode_id, int(k) if mode == "topk" else 1,
@@ -312,8 +313,7 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     imp, lm = np.zeros((slots, BK.IMP_COLUMNS), np.bool_), np.zeros((slots, 4))
     flags, out = np.zeros((nv, 4), np.bool_), np.zeros(8)
     dirty = np.ones(nv, np.bool_)  # every box entry is computed at the first bound
-    model = (tb.post, tb.parent, tb.card, tb.kp, tb.toff, tb.lt1, tb.lt0, tb.th1, tb.th0, tb.ctr,
-             tb.ch_ptr, tb.ch_idx, tb.moff, tb.log_prior)
+    model = tb.kernel_model()
 
     orders = _orders_by_x(tb, order, head) if head else pos_var[None, :].copy()
     positions = (pos_var, is_sens, free_st, sens_left, orders)
@@ -327,9 +327,11 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     pos_of[pos_var] = np.arange(n)
     solver = (pos_of, PK.scratch(nv, tb.slots), np.zeros(3, np.int64))
 
+    kernel = K.run_linear if tb.linear else K.run_in_logs
+
     def step(budget: int) -> int:
-        return K.run(model, positions, params, iparams, state, work, work2, solver, buf.walk(),
-                     buf.top(), buf.found(), budget)
+        return kernel(model, positions, params, iparams, state, work, work2, solver, buf.walk(),
+                      buf.top(), buf.found(), budget)
 
     drive(step, buf, res, deadline, progress, "branch and bound (compiled, tree)",
           orders=orders if head else None, head=head)

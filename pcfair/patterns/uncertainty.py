@@ -138,7 +138,8 @@ def pattern_draws(posterior: ParameterPosterior | BootstrapPosterior, decision, 
             p_d_y = np.exp(lp[:, 1] - lp[:, 0])
             p_d_xy = np.exp(lp[:, 3] - lp[:, 2])
         probs[t] = np.exp(lp[:, 2] - z)
-        scores[t] = np.where(probs[t] > 0, p_d_xy - p_d_y, np.nan)
+        # undefined where P(x, y) = 0 exactly (its log is −inf), not where it underflows
+        scores[t] = np.where(lp[:, 2] > -np.inf, p_d_xy - p_d_y, np.nan)
     return scores, probs
 
 

@@ -210,7 +210,8 @@ def _counts_dense(pc, decision, sensitive, deltas, favorable, run_on) -> pd.Data
     census = pattern_census(pc, decision, sensitive, deltas=deltas, ks=(1,), favorable=favorable,
                             **run_on)
     frame = census[["delta", "patterns", *SUMMARY_KINDS]].copy()
-    frame["complete"] = True
+    # False where the lattice left out the patterns below its probability floor
+    frame["complete"] = census["complete"].astype(bool)
     return frame
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from pcfair.patterns.results import floor_note
 from pcfair.reporting.content import ReportContent
 from pcfair.reporting.figures import ReportFigure
 
@@ -117,7 +118,7 @@ def _summary(c: ReportContent) -> Section:
         p = top.patterns[0]
         from pcfair.patterns.support import rare_below, rare_text
 
-        rare = (f" It describes P(x, y) = {p.probability:.2g}, less than "
+        rare = (f" It describes P(x, y) = {p.probability_text(2)}, less than "
                 f"{rare_text(c.circuit)}." if p.probability < rare_below(c.circuit) else "")
         items.append(f"Largest |Δ| {'' if top.complete else 'found '}{p.abs_score:.4f}: "
                      f"{p.text()}.{rare}")
@@ -125,7 +126,7 @@ def _summary(c: ReportContent) -> Section:
         s = c.supported.witness
         items.append("The witness describes almost nobody; "
                      + (f"a witness that describes somebody: {s.text()} (Δ = {s.score:+.4f}, "
-                        f"P(x, y) = {s.probability:.4g})." if s is not None else
+                        f"P(x, y) = {s.probability_text(4)})." if s is not None else
                         "no witness describes somebody." if c.supported.fair else
                         "none that describes somebody was found in the time allowed."))
     if c.metrics is not None:
@@ -145,6 +146,10 @@ def _verdict(c: ReportContent) -> str:
                 f"(proved by the complete {cert.engine} engine).")
     if cert.fair is False:
         return f"UNFAIR at δ = {c.delta:g}: the model has discrimination patterns."
+    if floor_note(cert.stats) is not None:
+        return (f"INCOMPLETE at δ = {c.delta:g}: the {cert.engine} engine found no pattern among "
+                "those it could score, and left out those below its probability floor (see "
+                "the certificate).")
     return (f"INCOMPLETE at δ = {c.delta:g}: the {cert.engine} engine stopped at its time "
             "limit before finding a pattern or proving there is none.")
 
@@ -215,7 +220,7 @@ def _certificate(c: ReportContent) -> Section:
     if cert.witness is not None:
         w = cert.witness
         rows += [("witness", w.text()), ("witness Δ", _fmt_num(w.score, "+.4f")),
-                 ("witness P(x, y)", _fmt_num(w.probability, ".4g"))]
+                 ("witness P(x, y)", w.probability_text(4))]
         if w.rows is not None:
             rows.append(("witness rows in the data", f"{w.rows:,}"))
     blocks = [Paragraph(_verdict(c), "verdict")]
@@ -225,15 +230,18 @@ def _certificate(c: ReportContent) -> Section:
         rare = rare_below(c.circuit)
         s = c.supported.witness
         found = (f"The best-supported witness, with P(x, y) ≥ {rare:.2g}: {s.text()} "
-                 f"(Δ = {s.score:+.4f}, P(x, y) = {s.probability:.4g}"
+                 f"(Δ = {s.score:+.4f}, P(x, y) = {s.probability_text(4)}"
                  + ("" if s.rows is None else f", {s.rows:,} rows of the data") + ")."
                  if s is not None else
                  f"No witness with P(x, y) ≥ {rare:.2g} exists." if c.supported.fair else
                  f"No witness with P(x, y) ≥ {rare:.2g} was found within the time allowed.")
         blocks.append(Paragraph(
-            f"The witness describes P(x, y) = {cert.witness.probability:.2g} of the population, "
-            f"less than {rare_text(c.circuit)}: it describes almost nobody. The certificate "
-            f"still covers every pattern. {found}", "note"))
+            f"The witness describes P(x, y) = {cert.witness.probability_text(2)} of the "
+            f"population, less than {rare_text(c.circuit)}: it describes almost nobody. The "
+            f"certificate still covers every pattern. {found}", "note"))
+    floor = floor_note(cert.stats)
+    if floor is not None:
+        blocks.append(Paragraph(f"Not every pattern was scored: {floor}.", "note"))
     if c.time_limit is not None:
         rows.append(("time limit per search", f"{c.time_limit:g} s"))
     return Section("certificate", "Certification",
@@ -274,7 +282,7 @@ def _uncertainty(c: ReportContent) -> Section:
                                         "P(|Δ| > δ)", "verdict"), tuple(
         (p.text(), _fmt_num(p.score, "+.4f"),
          f"[{p.interval['score'][0]:+.4f}, {p.interval['score'][1]:+.4f}]",
-         _fmt_num(p.probability, ".4g"), f"{p.interval['exceeds']:.3f}",
+         p.probability_text(4), f"{p.interval['exceeds']:.3f}",
          _robustness(p, u["level"])) for p in u["top"])))
     return Section("uncertainty", "How sure is this?", blocks)
 
@@ -288,9 +296,11 @@ def _counts(c: ReportContent, figures: dict) -> Section:
     blocks = [Paragraph("Number of discrimination patterns (|Δ| > δ) and of summary patterns "
                         "for a range of thresholds δ.")]
     if not c.counts["complete"].all():
-        blocks.append(Paragraph("Counts marked ≥ come from a search stopped at its time limit "
-                                "and are lower bounds; n/a: the engine gives no such count.",
-                                "note"))
+        blocks.append(Paragraph("Counts marked ≥ are lower bounds: the run that made them "
+                                "stopped at its time limit, or left out the patterns below the "
+                                "lattice's probability floor (P(x, y) < 1e-290, on a model "
+                                "with probabilities that small); n/a: the engine gives no such "
+                                "count.", "note"))
     blocks.append(Table("counts", ("δ", "patterns", "maximal", "minimal", "Pareto-optimal"),
                         tuple(rows)))
     blocks.extend(figures.get("counts", []))
@@ -313,7 +323,7 @@ def _pattern_section(c: ReportContent, key: str) -> Section:
         return f"{p.x[v]} (x)" if v in p.x else str(p.y[v]) if v in p.y else ""
 
     counted = any(p.rows is not None for p in t.shown)
-    rows = tuple((str(i), p.text(), _fmt_num(p.score, "+.4f"), _fmt_num(p.probability, ".4g"),
+    rows = tuple((str(i), p.text(), _fmt_num(p.score, "+.4f"), p.probability_text(4),
                   *((f"{p.rows:,}",) if counted else ()),
                   _fmt_num(p.divergence, ".4g"), *(cell(p, v) for v in variables))
                  for i, p in enumerate(t.shown, 1))
@@ -323,7 +333,8 @@ def _pattern_section(c: ReportContent, key: str) -> Section:
     else:
         caption = f"{t.count:,} {t.noun}"
     if not t.complete:
-        caption += f" (the {t.engine} engine stopped at its time limit: more may exist)"
+        caption += (f" (the {t.engine} engine did not finish: a time limit, or patterns below "
+                    "its probability floor; more may exist)")
     blocks.append(Table(f"{key}-table", ("#", "pattern (x | y)", "Δ", "P(x, y)",
                                          *(("rows",) if counted else ()), "divergence",
                                          *variables),

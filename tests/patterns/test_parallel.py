@@ -3,6 +3,7 @@ a script without ``if __name__ == "__main__":`` does not hang, and the merge of 
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -109,9 +110,9 @@ def _result(items):
 
 def test_merge_patterns_dedups_and_takes_the_best(compas):
     d, sens = _indices(compas)
-    a = ScoredPattern({sens[0]: 1}, {}, 0.30, 0.2)
-    b = ScoredPattern({sens[0]: 0}, {sens[1]: 1}, -0.50, 0.1)
-    c = ScoredPattern({sens[0]: 0}, {}, 0.10, 0.4)
+    a = ScoredPattern.from_log({sens[0]: 1}, {}, 0.30, math.log(0.2))
+    b = ScoredPattern.from_log({sens[0]: 0}, {sens[1]: 1}, -0.50, math.log(0.1))
+    c = ScoredPattern.from_log({sens[0]: 0}, {}, 0.10, math.log(0.4))
     parts = [_result([a, b]), _result([b, c])]
 
     def merge(parts, mode, k=10):

@@ -77,7 +77,8 @@ FAMILIES = {
     "nb_mixture": False,    # mixture of naive Bayes models (decision inside, non-deterministic)
     "rare": True,           # naive Bayes / PSDD with 1e-12 entries: P(x, y) < 1e-15 patterns
     "dyadic": True,         # dyadic parameters (multiples of 1/8): exact threshold checks
-}
+    "underflow": True,      # entries of 1e-100..1e-220: P(x, y) below the double range
+}                           # (searchable unless the shape drawn is a mixture)
 #: constant-factor variants: (what, constant)
 VARIANTS = (("root", 800.0), ("root", 5000.0), ("root", -800.0), ("root", -5000.0),
             ("leaf", 700.0), ("leaf", -3000.0), ("root", 1e5), ("leaf", -1e5))
@@ -160,6 +161,18 @@ def make_case(family: str, seed: int, max_patterns: int = 1500) -> Case:
             pc = gen.naive_bayes_x(rng, cards, d, draw)
         else:
             pc = gen.random_psdd_x(rng, cards, draw, indicator_rate=0.05)
+    elif family == "underflow":
+        draw = gen.param_drawer(rng, "underflow", tie_rate=0.1)
+        shape = rng.choice(["nb", "psdd", "clt", "mixture"], p=[0.25, 0.25, 0.35, 0.15])
+        if shape == "nb":
+            pc = gen.naive_bayes_x(rng, cards, d, draw)
+        elif shape == "psdd":
+            pc = gen.random_psdd_x(rng, cards, draw)
+        elif shape == "clt":
+            pc = gen.tree_bn_x(rng, cards, draw, root=d if rng.random() < 0.5 else None)
+        else:
+            pc = gen.mixture_x(rng, cards, draw, components=int(rng.integers(2, 4)))
+            searchable = False
     elif family == "dyadic":
         draw = gen.param_drawer(rng, "dyadic", tie_rate=0.3)
         shape = rng.choice(["nb", "psdd", "clt"])
@@ -333,6 +346,10 @@ class Checker:
             if not abs(p.probability - pxy) <= 1e-9 * pxy + 1e-300:
                 self.fail(engine, delta, what,
                           f"probability {p.probability!r} vs oracle {pxy!r} ({a.describe(i)})")
+            lpxy = getattr(a, "log_p_xy", None)
+            if lpxy is not None and not abs(p.log_p - lpxy[i]) <= 1e-9 * (1 + abs(lpxy[i])):
+                self.fail(engine, delta, what, f"log probability {p.log_p!r} vs oracle "
+                          f"{float(lpxy[i])!r} ({a.describe(i)})")
             if not border[i] and not _close_div(p.divergence, float(div[i])):
                 self.fail(engine, delta, what,
                           f"divergence {p.divergence!r} vs oracle {float(div[i])!r} "
@@ -980,6 +997,96 @@ def test_random_models_slow():
     print("\n".join(lines))
     assert total >= 2000
     assert not all_failures, _report(all_failures, limit=80)
+
+
+# ------------------------------------------------------------------- probabilities that underflow
+
+
+def check_lattice_soundness(case: Case, arrays, delta: float) -> list[str]:
+    """The lattice on a model with probabilities below its floor: it may leave patterns out,
+    but then it says so (``stats["probability_floor"]``, incomplete), never certifies fair
+    where the oracle has a pattern, and every pattern it reports is one, with the oracle's
+    score."""
+    ch = Checker(case, arrays)
+    clear, border = oracle.threshold_bands(arrays, delta, BORDER_BELOW, CLEAR_ABOVE)
+    cert = ch.call("lattice", delta, "certify", certify)
+    if cert is not None:
+        if cert.fair is True and (clear.any() or not cert.complete):
+            ch.fail("lattice", delta, "certify", f"fair={cert.fair} complete={cert.complete} "
+                    f"with {int(clear.sum())} patterns (oracle)")
+        if cert.fair is None and "probability_floor" not in cert.stats:
+            ch.fail("lattice", delta, "certify", "incomplete without naming its floor")
+        if cert.max_abs_exact and "probability_floor" in cert.stats:
+            ch.fail("lattice", delta, "certify", "max |Δ| exact with a floor")
+        if cert.witness is not None:
+            ch._check_values("lattice", delta, "certify", [cert.witness], border)
+    for kind, extra in (("all", {}), ("topk", {"k": 3})):
+        ps = ch.call("lattice", delta, kind, find_patterns, kind=kind, **extra)
+        if ps is None:
+            continue
+        allowed = {arrays.keys[i] for i in np.flatnonzero(clear | border)}
+        extra_keys = {pkey(p) for p in ps} - allowed
+        if extra_keys:
+            ch.fail("lattice", delta, kind, f"reports non-patterns [{_fmt_keys(extra_keys)}]")
+        ch._check_values("lattice", delta, kind, ps, border)
+        if not ps.complete and "probability_floor" not in ps.stats:
+            ch.fail("lattice", delta, kind, "incomplete without naming its floor")
+    return ch.failures
+
+
+def run_underflow(seeds, max_patterns: int = 500) -> tuple[list[str], collections.Counter]:
+    """The underflow family against the log-space oracle (:func:`oracle.pattern_arrays_log`):
+    the searches and ``auto`` exactly, as for every family (every kind they answer), the
+    lattice exactly where the model has no probability below its floor and soundly
+    (:func:`check_lattice_soundness`) where it has; one constant-factor variant of each."""
+    from pcfair.patterns.lattice import probability_floor
+
+    failures, counts = [], collections.Counter()
+    for seed in seeds:
+        rng = np.random.default_rng([9, seed])
+        case = make_case("underflow", seed, max_patterns)
+        arrays = oracle.pattern_arrays_log(case.reference, case.cards, case.decision,
+                                           case.sensitive, case.favorable)
+        a = arrays
+        if a.defined.any() and float(np.min(a.log_p_xy[a.defined])) < math.log(1e-300):
+            counts["models_with_P(x,y)<1e-300"] += 1
+        for c in filter(None, (case, variant_of(case, seed))):
+            floored = probability_floor(c.pc) > 0
+            counts["models"] += 1
+            counts["floored"] += floored
+            delta = float(rng.choice(DELTAS))
+            k = int(rng.choice([1, 3, 10]))
+            ch = Checker(c, arrays)
+            exact = [e for e in ("search", "auto") if e != "search" or c.searchable]
+            if not floored:
+                exact.append("lattice")
+            if floored and not c.searchable:
+                exact.remove("auto")  # the lattice is all there is: checked for soundness
+            for engine in exact:
+                kinds = ("all", "maximal", "minimal", "pareto")
+                if engine != "lattice" and floored:
+                    kinds = ("all", "maximal", "pareto")  # minimal: the lattice only
+                ch.run(delta, engines=(engine,), kinds=kinds,
+                       topk=((k, "discrimination"), (k, "divergence")))
+            failures += ch.failures
+            if floored:
+                failures += check_lattice_soundness(c, arrays, delta)
+    return failures, counts
+
+
+def test_random_models_underflow_default():
+    failures, counts = run_underflow(range(30))
+    assert counts["models_with_P(x,y)<1e-300"] >= 10, counts  # the family does underflow
+    assert counts["floored"] >= 10, counts
+    assert not failures, _report(failures)
+
+
+@pytest.mark.slow
+def test_random_models_underflow_slow():
+    failures, counts = run_underflow(range(1000, 1300), max_patterns=1500)
+    print(dict(counts))
+    assert counts["models_with_P(x,y)<1e-300"] >= 100, counts
+    assert not failures, _report(failures, limit=80)
 
 
 if __name__ == "__main__":  # python tests/patterns/test_random_models.py FAMILY SEED [δ] [MAX]

@@ -256,12 +256,10 @@ def test_long_chains_do_not_underflow():
     tb = TreeBound.from_circuit(pc, 0, 1)
     from pcfair.patterns import _tree_search_kernels as K
 
-    th1, th0 = np.exp(tb.lt1), np.exp(tb.lt0)
     obs = np.array([-1] + [int(v) for v in rng.integers(0, 2, n - 1)], np.int64)
     out = np.zeros(2)
-    K.log_masses(obs, tb.post, tb.parent, tb.card, tb.kp, tb.toff, th1, th0, tb.ch_ptr,
-                 tb.ch_idx, tb.moff, tb.log_prior, np.zeros((tb.slots, 2)),
-                 np.zeros(n, np.bool_), out)
+    K.log_masses(obs, tb.kernel_model(), np.zeros((tb.slots, 2)), np.zeros(n, np.bool_), out,
+                 tb.linear)
     rows = np.vstack([obs, obs])
     rows[:, 0] = [1, 0]
     want = pc.log_marginal(rows.astype(np.int32)) - pc.log_marginal(
