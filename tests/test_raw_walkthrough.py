@@ -158,5 +158,9 @@ def test_the_readme_walkthrough_runs(tmp_path):
                               text=True, timeout=600)
         words = shlex.split(command)
         allowed = (0, 1) if words[0] == "pcfair" and words[1] in ("certify", "audit") else (0,)
+        if "--time-limit" in words:  # a slow machine may stop it: it must then say so
+            allowed = (*allowed, 3)
         assert proc.returncode in allowed, f"{command}\n{proc.stdout[-2000:]}\n{proc.stderr}"
+        if proc.returncode == 3:
+            assert "complete False" in proc.stdout or "INCOMPLETE" in proc.stdout, proc.stdout
     assert (tmp_path / "adult.json").is_file() and (tmp_path / "adult.html").is_file()
