@@ -9,9 +9,14 @@ and test) and test accuracy of the classifier ``P(d | z) > 0.5`` for each model,
 of discrimination patterns of each model (dense engine; ``n/a`` where the lattice does not fit,
 as for German, whose certificates come from the branch-and-bound engine). Usage::
 
-    python benchmarks/bench_fair_learning.py [--data compas adult german raw-german]
-        [--delta 0.05 0.1] [--structure clt|strudel|naive_bayes] [--k 10] [--max-iter 50]
+    python benchmarks/bench_fair_learning.py [--data compas adult german raw-german
+        raw-compas] [--delta 0.05 0.1] [--structure clt naive_bayes] [--k 10] [--max-iter 50]
         [--oracle-time-limit 30] [--certify-time-limit 300] [--time-limit 600]
+
+Each ``--structure`` runs in turn on the same split: ``naive_bayes`` is LearnFairNB's model
+class (Choi et al., AAAI-20: its fair naive Bayes, learned here by the same loop), so the
+table puts the fair CLT, the fair naive Bayes and the independent baseline (fair for every
+δ) side by side, measured in the same run.
 
 German's lattice does not fit the dense engine, so its oracle and certificate use branch and
 bound.
@@ -21,6 +26,9 @@ ones in 4 quantile bins over all rows, sensitive personal_status, sex, age and
 foreign_worker, favourable "good"): the loop with ``--time-limit`` seconds (default 600), then
 the decoupling of :mod:`pcfair.learn.decouple` if the loop ends uncertified, against the same
 decoupling started from the MLE (``max_iter=0``), which shows what the loop's constraints add.
+``--data raw-compas`` does the same on ProPublica's raw table (``fetch_compas()``: sex, age,
+age_cat, race, the juvenile and prior counts, c_charge_degree and two_year_recid, numeric
+ones in 4 quantile bins; sensitive race, sex and age_cat; favourable 0, no re-offence).
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ import numpy as np
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 
-from pcfair.datasets import fetch_german, load_binarized  # noqa: E402
+from pcfair.datasets import fetch_compas, fetch_german, load_binarized  # noqa: E402
 from pcfair.learn.data import prepare_frame  # noqa: E402
 from pcfair.patterns import certify  # noqa: E402
 from pcfair.errors import PCFairError  # noqa: E402
@@ -73,18 +81,30 @@ def count(circuit, ds, delta: float) -> str:
 
 
 RAW_GERMAN_SENSITIVE = ["personal_status", "sex", "age", "foreign_worker"]
+RAW_COMPAS_COLUMNS = ["sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count",
+                      "juv_other_count", "priors_count", "c_charge_degree", "two_year_recid"]
 
 
-def raw_german(args) -> None:
-    """The raw German run (module docstring)."""
-    ds = fetch_german()
-    frame, _ = prepare_frame(ds.frame, ds.target, 4)
+def raw_table(name: str):
+    """``(frame, target, sensitive, favourable)`` of a raw table (module docstring)."""
+    if name == "raw-german":
+        ds = fetch_german()
+        frame, sens = ds.frame, RAW_GERMAN_SENSITIVE
+    else:
+        ds = fetch_compas()
+        frame, sens = ds.frame[RAW_COMPAS_COLUMNS].dropna(), list(ds.sensitive)
+    frame, _ = prepare_frame(frame, ds.target, 4)
+    return frame, ds.target, sens, ds.favorable
+
+
+def raw_run(args, name: str) -> None:
+    """The raw German or raw COMPAS run (module docstring)."""
+    frame, target, sens, fav = raw_table(name)
     train, test = train_valid_split(frame, 0.2, random_state=args.seed)
-    sens, target, fav = RAW_GERMAN_SENSITIVE, ds.target, ds.favorable
     models = {"mle": learn_mle_pc(train, target),
               "independent": learn_independent_pc(train, target, sens),
               "repaired": learn_repaired_pc(train, target, sens)}
-    print(f"\n== raw German (clt): {len(train)} train / {len(test)} test rows, {frame.shape[1]} "
+    print(f"\n== {name} (clt): {len(train)} train / {len(test)} test rows, {frame.shape[1]} "
           f"columns, sensitive {sens}")
     for delta in args.delta:
         runs = {}
@@ -101,6 +121,8 @@ def raw_german(args) -> None:
             print(f"\n-- delta={delta}, {label}: {res.iterations} re-fits, "
                   f"{res.num_constraints} patterns constrained, {wall:.1f} s; certified fair: "
                   f"{res.fair} (complete={res.certificate.complete}); {res.status}")
+            print("   train LL per row: " + ", ".join(
+                f"{k} {v:.4f}" for k, v in res.stats["log_likelihood"].items()))
             hist = res.history
             print(f"   loop: {len(hist)} oracle calls, {hist['seconds'].iloc[-1]:.1f} s, "
                   f"largest |Δ| found per call "
@@ -126,7 +148,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["compas", "adult", "german"])
     ap.add_argument("--delta", nargs="+", type=float, default=[0.05, 0.1])
-    ap.add_argument("--structure", default="clt", choices=["clt", "strudel", "naive_bayes"])
+    ap.add_argument("--structure", nargs="+", default=["clt", "naive_bayes"],
+                    choices=["clt", "strudel", "naive_bayes"])
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--max-iter", type=int, default=50)
     ap.add_argument("--margin", type=float, default=None,
@@ -140,48 +163,57 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     for name in args.data:
-        if name == "raw-german":
-            raw_german(args)
+        if name in ("raw-german", "raw-compas"):
+            raw_run(args, name)
             continue
         ds = load_binarized(name)
         train, test = train_valid_split(ds.frame, 0.2, random_state=args.seed)
-        t = time.perf_counter()
-        st = args.structure
-        models = {"mle": learn_mle_pc(train, ds.target, st, random_state=args.seed),
-                  "independent": learn_independent_pc(train, ds.target, ds.sensitive, st),
-                  "repaired": learn_repaired_pc(train, ds.target, ds.sensitive, st,
-                                                random_state=args.seed)}
-        print(f"\n== {name} ({st}): {len(train)} train / {len(test)} test rows, "
-              f"sensitive {ds.sensitive}; baselines in {time.perf_counter() - t:.2f} s")
-        for delta in args.delta:
+        summary: dict = {delta: {} for delta in args.delta}
+        for st in args.structure:
             t = time.perf_counter()
-            res = learn_fair_pc(train, ds.target, ds.sensitive, delta, st, k=args.k,
-                                random_state=args.seed,
-                                max_iter=args.max_iter, margin=args.margin,
-                                favorable=ds.favorable,
-                                oracle_time_limit=args.oracle_time_limit,
-                                certify_time_limit=args.certify_time_limit)
-            wall = time.perf_counter() - t
-            cert = res.certificate
-            print(f"\n-- delta={delta}: {res.iterations} iterations, {res.num_constraints} "
-                  f"patterns constrained, {wall:.1f} s; certified fair: {res.fair} "
-                  f"({cert.engine}, complete={cert.complete}, "
-                  f"{cert.stats.get('seconds', float('nan')):.1f} s); {res.status}")
-            print(f"{'model':<12} {'train LL':>9} {'test LL':>9} {'test acc':>9} "
-                  f"{'patterns':>10}")
-            for label, pc in {**models, "fair": res.circuit}.items():
-                print(f"{label:<12} {pc.log_marginal(train).mean():>9.4f} "
-                      f"{pc.log_marginal(test).mean():>9.4f} "
-                      f"{accuracy(pc, test, ds.target, ds.favorable):>9.4f} "
-                      f"{count(pc, ds, delta):>10}")
-            hist = res.history
-            print("history (iteration: train LL, constraints, patterns found / remaining, s): "
-                  + "; ".join(f"{int(r.iteration)}: {r.log_likelihood:.4f}, "
-                              f"{int(r.n_constraints)}, {int(r.patterns_found)}/"
-                              f"{'-' if np.isnan(r.patterns_remaining) else int(r.patterns_remaining)}"
-                              f", {r.seconds:.0f}"
-                              for r in hist.itertuples()))
-
+            models = {"mle": learn_mle_pc(train, ds.target, st, random_state=args.seed),
+                      "independent": learn_independent_pc(train, ds.target, ds.sensitive, st),
+                      "repaired": learn_repaired_pc(train, ds.target, ds.sensitive, st,
+                                                    random_state=args.seed)}
+            print(f"\n== {name} ({st}): {len(train)} train / {len(test)} test rows, "
+                  f"sensitive {ds.sensitive}; baselines in {time.perf_counter() - t:.2f} s")
+            for delta in args.delta:
+                t = time.perf_counter()
+                res = learn_fair_pc(train, ds.target, ds.sensitive, delta, st, k=args.k,
+                                    random_state=args.seed,
+                                    max_iter=args.max_iter, margin=args.margin,
+                                    favorable=ds.favorable,
+                                    oracle_time_limit=args.oracle_time_limit,
+                                    certify_time_limit=args.certify_time_limit)
+                wall = time.perf_counter() - t
+                cert = res.certificate
+                print(f"\n-- delta={delta}: {res.iterations} iterations, "
+                      f"{res.num_constraints} patterns constrained, {wall:.1f} s; certified "
+                      f"fair: {res.fair} ({cert.engine}, complete={cert.complete}, "
+                      f"{cert.stats.get('seconds', float('nan')):.1f} s); {res.status}")
+                print(f"{'model':<12} {'train LL':>9} {'test LL':>9} {'test acc':>9} "
+                      f"{'patterns':>10}")
+                for label, pc in {**models, "fair": res.circuit}.items():
+                    row = (pc.log_marginal(train).mean(), pc.log_marginal(test).mean(),
+                           accuracy(pc, test, ds.target, ds.favorable))
+                    if label != "repaired":
+                        summary[delta][f"{label} ({st})"] = row
+                    print(f"{label:<12} {row[0]:>9.4f} {row[1]:>9.4f} {row[2]:>9.4f} "
+                          f"{count(pc, ds, delta):>10}")
+                hist = res.history
+                print("history (iteration: train LL, constraints, patterns found / "
+                      "remaining, s): "
+                      + "; ".join(f"{int(r.iteration)}: {r.log_likelihood:.4f}, "
+                                  f"{int(r.n_constraints)}, {int(r.patterns_found)}/"
+                                  + ("-" if np.isnan(r.patterns_remaining)
+                                     else f"{int(r.patterns_remaining)}")
+                                  + f", {r.seconds:.0f}" for r in hist.itertuples()))
+        for delta, rows in summary.items():
+            print(f"\n== {name}, delta={delta}, side by side (fair (naive_bayes) is "
+                  f"LearnFairNB's fair naive Bayes):")
+            print(f"{'model':<26} {'train LL':>9} {'test LL':>9} {'test acc':>9}")
+            for label, (tr, te, acc) in rows.items():
+                print(f"{label:<26} {tr:>9.4f} {te:>9.4f} {acc:>9.4f}")
 
 if __name__ == "__main__":
     main()

@@ -342,7 +342,8 @@ def _cmd_learn(args) -> int:
                             structure=args.structure, k=args.k, max_iter=args.max_iter,
                             time_limit=args.time_limit, pseudocount=args.pseudocount,
                             random_state=args.seed, favorable=recipe.favorable,
-                            decouple=args.decouple, verbose=args.verbose, progress=progress)
+                            decouple=args.decouple, fallback=args.fallback,
+                            verbose=args.verbose, progress=progress)
         pc = res.circuit.with_recipe(dataclasses.replace(
             recipe, favorable=res.certificate.favorable, rows=len(train)))
         if res.fair is not True:
@@ -362,6 +363,7 @@ def _cmd_learn(args) -> int:
                 print(json.dumps({"model": str(marked), "certified": False,
                                   "status": res.status, "rows": len(train),
                                   "witness": None if witness is None else witness.to_dict(),
+                                  "log_likelihoods": {"train": res.stats["log_likelihood"]},
                                   "recipe": pc.recipe.to_dict()}, default=str))
             return EXIT_INCOMPLETE
     else:
@@ -371,11 +373,16 @@ def _cmd_learn(args) -> int:
     save(pc, args.out)
     train_ll = float(pc.log_marginal(train).mean())
     test_ll = None if test is None else float(pc.log_marginal(test).mean())
+    # what fairness cost: the MLE and the trivially fair baseline on the same rows
+    costs = ({"train": res.stats["log_likelihood"],
+              "test": None if test is None else res.log_likelihoods(test)} if args.fair else None)
     if args.format == "json":
         print(json.dumps({"model": str(args.out), "certified": True if args.fair else None,
                           "rows": len(train), "variables": pc.num_variables,
                           "nodes": pc.num_nodes, "train_log_likelihood": train_ll,
-                          "test_log_likelihood": test_ll, "recipe": pc.recipe.to_dict()},
+                          "test_log_likelihood": test_ll, "recipe": pc.recipe.to_dict(),
+                          **({"status": res.status, "log_likelihoods": costs} if args.fair
+                             else {})},
                          default=str))
         return EXIT_OK
     fair = (f"certified {args.delta}-fair for {', '.join(_sensitive(args))}"
@@ -388,6 +395,14 @@ def _cmd_learn(args) -> int:
     if test is not None:
         msg += f"; test log-likelihood {test_ll:.6f} per row"
     print(msg + f"; saved {args.out}")
+    if args.fair:
+        for part, ll in costs.items():
+            if ll is not None:
+                print(f"{part} log-likelihood per row: result {ll['result']:.6f}, maximum "
+                      f"likelihood {ll['mle']:.6f}, independent baseline (fair for every "
+                      f"delta) {ll['independent']:.6f}")
+        if res.stats["baseline_returned"]:
+            print(f"the result is the independent baseline: {res.status}")
     if args.verbose:
         print(f"done in {time.perf_counter() - t0:.1f} s", flush=True)
     return EXIT_OK
@@ -452,6 +467,10 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
                       help="where the loop ends uncertified, do not decouple the sensitive "
                            "variables of a clt or naive_bayes model (pcfair.learn.decouple) "
                            "until a run certifies it")
+    fair.add_argument("--no-fallback", dest="fallback", action="store_false",
+                      help="never return the independent baseline (learn_independent_pc), "
+                           "even where it is more likely than the certified model or "
+                           "nothing else was certified")
     p.set_defaults(func=_cmd_learn)
 
 
@@ -563,6 +582,9 @@ def fair_learning_next_step(status: str, args) -> str:
     if "time_limit" in status or "incomplete" in status:
         return ("more time (--time-limit; now "
                 f"{'none' if args.time_limit is None else f'{args.time_limit:g} s'})")
+    if "rejected" in status:
+        return ("a larger --pseudocount or --delta: a re-fit could not meet its constraints "
+                "without losing more than the independent baseline")
     if "solver" in status:
         return ("a larger --delta or a simpler model (--structure naive_bayes): the solver "
                 "cannot meet every constraint")

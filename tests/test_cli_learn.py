@@ -132,7 +132,7 @@ def test_fair_exits_3_and_writes_a_marked_model_when_not_certified(planted_csv, 
     sens = ",".join(data.sensitive)
     argv = ["learn", str(path), "--decision", data.target, "--out", str(out), "--fair",
             "--sensitive", sens, "--delta", "0.02", "--k", "1", "--max-iter", "1",
-            "--structure", "naive_bayes", "--no-decouple"]
+            "--structure", "naive_bayes", "--no-decouple", "--no-fallback"]
     assert main(argv) == EXIT_INCOMPLETE
     err = capsys.readouterr().err
     marked = tmp_path / "fair.uncertified.json"

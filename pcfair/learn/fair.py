@@ -198,9 +198,16 @@ def learn_independent_pc(df: pd.DataFrame, decision: str, sensitive, structure="
     >>> abs(pc.conditional({"d": 1}, {"s": 1, "z": 1}) - pc.conditional({"d": 1}, {"z": 1})) < 1e-12
     True
     """
-    prob = _problem(df, decision, sensitive)
+    return _independent_circuit(_problem(df, decision, sensitive), structure, pseudocount)
+
+
+def _independent_circuit(prob: _Problem, structure, pseudocount: float) -> Circuit:
+    """:func:`learn_independent_pc` on encoded data (``structure`` a name or a given
+    circuit, whose baseline is the CLT form)."""
     codes, cards, d, sens = prob.codes, prob.variables.cardinalities, prob.decision, prob.sensitive
     n = codes.shape[1]
+    if isinstance(structure, Circuit):
+        structure = "clt"
     if structure == "naive_bayes":
         feats = [v for v in range(n) if v != d]
         return naive_bayes_circuit(prob.variables, d, _prior(codes, cards, d, None, pseudocount),
@@ -309,7 +316,8 @@ class FairLearningResult:
     mle_circuit : Circuit
         The unconstrained maximum-likelihood model on the same structure.
     status : str
-        Why the loop stopped (and, where it ran, how the decoupling ended).
+        Why the loop stopped (and, where it ran, how the decoupling ended, and whether the
+        independent baseline was returned).
     decoupling : DataFrame
         One row per certification on the decoupling path: ``phase`` (``all``, ``shared``, or
         the sensitive variable whose weight moves), ``lambda[<name>]`` per sensitive
@@ -327,6 +335,27 @@ class FairLearningResult:
     status: str
     decoupling: pd.DataFrame = field(default_factory=pd.DataFrame)
     stats: dict = field(default_factory=dict)
+    baseline_circuit: Circuit | None = None
+
+    def log_likelihoods(self, df: pd.DataFrame) -> dict[str, float]:
+        """Mean log-likelihood per row of ``df`` (raw values are read by the models' recipe)
+        under the result, the maximum-likelihood model and the independent baseline
+        (:func:`learn_independent_pc`): what fairness cost, and what the trivially fair model
+        would have cost. ``stats["log_likelihood"]`` holds it for the training rows.
+
+        Examples
+        --------
+        >>> from pcfair.datasets import make_planted
+        >>> data, _ = make_planted(2000, n_features=4, effect=0.3, random_state=0)
+        >>> res = learn_fair_pc(data.frame, "D", data.sensitive, 0.1, k=5)
+        >>> ll = res.log_likelihoods(data.frame)
+        >>> ll["independent"] <= ll["result"] <= ll["mle"]
+        True
+        """
+        models = {"result": self.circuit, "mle": self.mle_circuit,
+                  "independent": self.baseline_circuit}
+        return {name: float(pc.log_marginal(df).mean()) for name, pc in models.items()
+                if pc is not None}
 
     @property
     def iterations(self) -> int:
@@ -380,9 +409,75 @@ def _stop_reason(found, iteration: int, max_iter: int, time_limit: float | None,
     return ""
 
 
+#: Pseudocount below which the parameter floor of the re-fits stops shrinking
+#: (:func:`parameter_floor`).
+FLOOR_PSEUDOCOUNT = 0.01
+
+#: Nats per training row by which a re-fit may fall below the independent baseline before it
+#: is rejected, and by which a returned model may (it never does: it is the better of the two).
+BASELINE_TOLERANCE = 0.05
+
+
+def parameter_floor(pseudocount: float, rows: int) -> float:
+    """The least ratio ``ε`` of a free weight to the largest weight of its group in the
+    constrained re-fits of :func:`learn_fair_pc`.
+
+    ``ε = max(α, 0.01) / (2 (N + 1))`` for pseudocount ``α`` and ``N`` training rows: half
+    the share that a pseudocount of ``max(α, 0.01)`` gives a value no row has. The re-fits keep
+    every logit in ``[min(log ε, η̂_j), 0]``, ``η̂_j`` the centred maximum-likelihood logit (so
+    the start is always inside).
+
+    **Floor.** Logits are invariant to a shift within their group, so centring costs nothing.
+    With ``η_j ∈ [log ε_j, 0]`` every free weight of a group of ``K`` free entries whose
+    free mass is ``c`` is ``c e^{η_j} / Σ_i e^{η_i} ≥ c ε_j / K`` (each ``e^{η_i} ≤ 1``).
+    So every positive weight stays above a fixed positive number, every training row keeps a
+    positive probability (its path's weights are positive at the MLE, so at every re-fit),
+    and no re-fit can meet a constraint by driving a pattern's probability towards 0 (the
+    failure of an unbounded solver: logits at −10⁴).
+
+    Examples
+    --------
+    >>> round(parameter_floor(1.0, 99), 6)
+    0.005
+    """
+    return max(float(pseudocount), FLOOR_PSEUDOCOUNT) / (2.0 * (int(rows) + 1))
+
+
+def _centred(sp: SoftmaxParameters, theta: np.ndarray) -> np.ndarray:
+    """``theta`` shifted so that each group's largest logit is 0 (the same weights)."""
+    theta = np.asarray(theta, np.float64)
+    if len(theta) == 0:
+        return theta.copy()
+    return theta - np.repeat(np.maximum.reduceat(theta, sp.starts), sp.group_sizes)
+
+
+def _refit_rejection(values: np.ndarray, bound: float, tolerance: float, row_ll: np.ndarray,
+                     baseline_ll: float) -> str:
+    """Why a re-fit is not kept ("" when it is).
+
+    A re-fit is kept when it is feasible for the constraints it was given (every constrained
+    ``|Δ| ≤ bound + tolerance``, by log-space marginals, whatever the solver's message), every
+    training row has a positive probability, and its mean training log-likelihood is not below
+    the independent baseline's by more than :data:`BASELINE_TOLERANCE`: that model meets every
+    constraint (all its Δ are 0), so a re-fit worse than it lost more than its constraints
+    explain.
+    """
+    if not np.all(np.isfinite(row_ll)):
+        return "gives a training row probability 0"
+    if len(values) and not np.all(np.abs(values) <= bound + tolerance):
+        worst = float(np.nanmax(np.abs(values))) if np.any(np.isfinite(values)) else np.nan
+        return f"leaves a constrained pattern at |Δ| = {worst:.4f} above {bound:.4f}"
+    mean = float(row_ll.mean())
+    if mean < baseline_ll - BASELINE_TOLERANCE:
+        return (f"has training log-likelihood {mean:.6f} per row, below the independent "
+                f"baseline's {baseline_ll:.6f}")
+    return ""
+
+
 def _solve(sp: SoftmaxParameters, counts: np.ndarray, scores: PatternScores, theta0: np.ndarray,
-           bound: float, options: dict):
-    """Maximise the smoothed log-likelihood subject to ``|Δ| ≤ bound`` for every pattern."""
+           bound: float, lower: np.ndarray, options: dict):
+    """Maximise the smoothed log-likelihood subject to ``|Δ| ≤ bound`` for every pattern, with
+    the centred logits in ``[lower, 0]`` (:func:`parameter_floor`)."""
     from scipy.optimize import minimize
 
     scale = 1.0 / max(float(counts.sum()), 1.0)
@@ -407,8 +502,10 @@ def _solve(sp: SoftmaxParameters, counts: np.ndarray, scores: PatternScores, the
         _, g = constraint_parts(theta)
         return np.vstack([-g, g])
 
+    start = np.clip(_centred(sp, theta0), lower, 0.0)
     with _single_threaded_blas():
-        return minimize(objective, theta0, jac=True, method="SLSQP",
+        return minimize(objective, start, jac=True, method="SLSQP",
+                        bounds=list(zip(lower, np.zeros_like(lower))),
                         constraints=[{"type": "ineq", "fun": fun, "jac": jac}],
                         options={**SOLVER_OPTIONS, **options})
 
@@ -425,7 +522,8 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
                   certify_time_limit: float | None = None, count_patterns: bool = True,
                   solver_options: dict | None = None, bins=None, decouple: bool = True,
                   decouple_steps: int = 6, decouple_time_limit: float | None = 600.0,
-                  verbose: bool = False, progress: bool | None = None) -> FairLearningResult:
+                  fallback: bool = True, verbose: bool = False,
+                  progress: bool | None = None) -> FairLearningResult:
     """Learn a circuit by maximum likelihood subject to δ-fairness, and certify it.
 
     Parameters
@@ -511,6 +609,11 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
         Seconds for the decoupling (None: no limit). Each certification on the path gets at
         most :data:`DECOUPLE_PROBE_SECONDS` (60) of them; a run cut short counts as not
         certified, and the bisection stops when the time is spent.
+    fallback : bool, default True
+        Return the independent baseline (:func:`learn_independent_pc`, certified by its own
+        run) where it is at least as likely on the training rows as the certified result, or
+        where no certified result was found: the learner never returns a model worse than the
+        trivially fair one, and says so in ``status`` (``stats["baseline_returned"]``).
     verbose : bool, default False
         Print one line per oracle call (iteration, patterns left, mean log-likelihood,
         constraints, largest |Δ| found, seconds) and the reason the loop stopped.
@@ -535,6 +638,14 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
     when the certifier proves it. Zero weights stay zero (the support is fixed). Constraint
     form: both ``δ − margin − Δ ≥ 0`` and ``δ − margin + Δ ≥ 0`` for every pattern
     (:meth:`pcfair.patterns.oracle.PatternConstraint.inequalities`).
+
+    Only progress is kept: every weight stays above a floor (:func:`parameter_floor`), and a
+    re-fit that is infeasible for its constraints, gives a training row probability 0, or
+    falls below the independent baseline is rejected (``_refit_rejection``): the loop stops
+    there, says why in ``status``, and decoupling starts from the last kept model (the MLE
+    where none was). ``stats["log_likelihood"]`` holds the mean training log-likelihood of
+    the result, the MLE and the baseline (:meth:`FairLearningResult.log_likelihoods` on other
+    rows).
 
     Examples
     --------
@@ -563,7 +674,8 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
                           time_limit, pseudocount, random_state, favorable, engine, margin,
                           oracle_time_limit, certify_time_limit, count_patterns,
                           solver_options, verbose, bar, t0,
-                          (int(decouple_steps), decouple_time_limit) if decouple else None)
+                          (int(decouple_steps), decouple_time_limit) if decouple else None,
+                          fallback)
     finally:
         bar.close()
     given = structure.recipe if isinstance(structure, Circuit) and not edges else None
@@ -571,7 +683,10 @@ def learn_fair_pc(df: pd.DataFrame, decision: str, sensitive, delta: float, stru
                                   favorable=res.certificate.favorable) if given is not None else
               Recipe(columns=columns, bins={c: tuple(map(float, e)) for c, e in edges.items()},
                      decision=str(decision), favorable=res.certificate.favorable, rows=len(df)))
-    res.circuit = res.circuit.with_recipe(recipe)  # a given circuit's recipe (its bins) is kept
+    # a given circuit's recipe (its bins) is kept; the baselines read raw rows as the result
+    res.circuit = res.circuit.with_recipe(recipe)
+    res.mle_circuit = res.mle_circuit.with_recipe(recipe)
+    res.baseline_circuit = res.baseline_circuit.with_recipe(recipe)
     return res
 
 
@@ -595,7 +710,7 @@ def _iteration_line(row: dict) -> str:
 def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter, time_limit,
                 pseudocount, random_state, favorable, engine, margin, oracle_time_limit,
                 certify_time_limit, count_patterns, solver_options, verbose, bar, t0,
-                decouple):
+                decouple, fallback):
     recipe = structure.recipe if isinstance(structure, Circuit) else None
     if favorable is None and recipe is not None and recipe.decision == str(decision):
         favorable = recipe.favorable  # a given model's recorded value (None if it has none)
@@ -613,6 +728,10 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
                                  sensitive_last=decouple is not None)
     sp, counts, theta = _fit(template, prob.codes, pseudocount)
     mle = sp.circuit(theta)
+    baseline = _with_counts(_independent_circuit(prob, structure, pseudocount), prob.codes,
+                            pseudocount)
+    baseline_ll = float(log_marginals(baseline, prob.codes).mean())
+    lower = np.minimum(np.log(parameter_floor(pseudocount, len(prob.codes))), _centred(sp, theta))
     names = [prob.variables.names[v] for v in prob.sensitive]
     oracle = DiscriminationOracle(prob.variables.names[prob.decision], names, delta,
                                   rank_by=rank_by, k=k, engine=engine, favorable=favorable,
@@ -650,6 +769,7 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
         status = _stop_reason(found, len(rows) - 1, max_iter, time_limit, t0)
         if status:
             break
+        kept = len(patterns)
         for c in found.constraints:
             key = (tuple(sorted(c.x.items())), tuple(sorted(c.y.items())))
             if key not in seen:
@@ -662,10 +782,18 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
                 status = "stopped: the solver cannot satisfy the constrained patterns"
                 break
         scores = PatternScores(sp, prob.decision, prob.favorable, index_form)
-        res = _solve(sp, counts, scores, theta, delta - margin, solver_options or {})
+        res = _solve(sp, counts, scores, theta, delta - margin, lower, solver_options or {})
+        refit = sp.circuit(res.x)
+        why = _refit_rejection(scores(res.x)[0], delta - margin, margin / 2,
+                               log_marginals(refit, prob.codes), baseline_ll)
+        if why:
+            status = (f"stopped: re-fit {len(rows)} was rejected ({res.message}): it {why}; "
+                      f"the model of re-fit {len(rows) - 1} is kept")
+            del patterns[kept:], index_form[kept:]  # the constraints of the kept model
+            break
         theta = res.x
         solver_msg = str(res.message)
-        circuit = sp.circuit(theta)
+        circuit = refit
     if found.fair is True:
         certificate = found.certificate
     else:
@@ -704,12 +832,30 @@ def _learn_fair(df, decision, sensitive, delta, structure, k, rank_by, max_iter,
                       f"certified fair")
         else:
             status = f"{status}; decoupling found no certified model"
+    result_ll = float(log_marginals(circuit, prob.codes).mean())
+    returned = False
+    if fallback and (certificate.fair is not True or result_ll < baseline_ll):
+        # the trivially fair model, where it is as likely or nothing else was certified
+        cert = certify(baseline, oracle.decision, names, delta, favorable=favorable,
+                       engine=engine, progress=False, time_limit=DECOUPLE_PROBE_SECONDS)
+        if cert.fair is True:
+            why = ("no other model was certified" if certificate.fair is not True else
+                   f"the certified model's training log-likelihood, {result_ll:.6f} per row, "
+                   f"is below its {baseline_ll:.6f}")
+            status = f"{status}; returned the independent baseline: {why}"
+            circuit, certificate, result_ll, returned, lam = baseline, cert, baseline_ll, True, None
+    if verbose and returned:
+        _say(bar, f"returned the independent baseline, {time.perf_counter() - t0:.1f} s")
     return FairLearningResult(
         circuit=circuit, fair=certificate.fair,
         certificate=certificate, history=history, patterns=patterns, mle_circuit=mle,
-        status=status, decoupling=steps,
+        status=status, decoupling=steps, baseline_circuit=baseline,
         stats={"seconds": time.perf_counter() - t0, "margin": margin,
-               "oracle_cache": oracle.cache_info(), "decouple_lambda": lam})
+               "oracle_cache": oracle.cache_info(), "decouple_lambda": lam,
+               "baseline_returned": returned,
+               "log_likelihood": {"result": result_ll,
+                                  "mle": float(log_marginals(mle, prob.codes).mean()),
+                                  "independent": baseline_ll}})
 
 
 def _decouple_until_certified(model: TreeModel, circuit: Circuit, prob: _Problem, check,

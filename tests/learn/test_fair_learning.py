@@ -79,14 +79,15 @@ def test_a_loop_cut_short_ends_certified_by_decoupling(planted, structure):
     assert steps["log_likelihood"].iloc[0] < _ll(res.circuit, df) < _ll(res.mle_circuit, df)
     # without decoupling the loop's own model is not fair
     off = learn_fair_pc(df, "D", sens, 0.05, structure=structure, k=1, max_iter=1,
-                        decouple=False)
+                        decouple=False, fallback=False)
     assert off.fair is False and off.decoupling.empty and off.stats["decouple_lambda"] is None
     assert (res.circuit.counts is not None) and res.circuit.recipe.decision == "D"
 
 
 def test_decoupling_stops_when_its_time_is_spent(planted):
     df, sens = planted.frame, planted.sensitive
-    res = learn_fair_pc(df, "D", sens, 0.05, k=1, max_iter=1, decouple_time_limit=1e-9)
+    res = learn_fair_pc(df, "D", sens, 0.05, k=1, max_iter=1, decouple_time_limit=1e-9,
+                        fallback=False)
     assert res.fair is False and res.decoupling.empty
     assert res.status.endswith("decoupling found no certified model")
     assert res.certificate.witness is not None  # the loop's own model and its witness
@@ -104,7 +105,7 @@ def test_the_final_certification_is_bounded_where_decoupling_follows(planted, mo
 
     monkeypatch.setattr(fair_module, "certify", recording)
     learn_fair_pc(planted.frame, "D", planted.sensitive, 0.05, k=1, max_iter=1,
-                  decouple=decouple)
+                  decouple=decouple, fallback=False)
     assert limits[0] == (fair_module.DECOUPLE_PROBE_SECONDS if decouple else None)
     assert all(t <= fair_module.DECOUPLE_PROBE_SECONDS for t in limits[1:])
     assert len(limits) > 1 if decouple else len(limits) == 1
@@ -113,14 +114,14 @@ def test_the_final_certification_is_bounded_where_decoupling_follows(planted, mo
 def test_decoupling_needs_a_tree_model(planted):
     df, sens = planted.frame, planted.sensitive
     res = learn_fair_pc(df, "D", sens, 0.02, structure="strudel", k=1, max_iter=1,
-                        random_state=0)
+                        random_state=0, fallback=False)
     assert res.fair is False and res.decoupling.empty
     assert "decoupl" not in res.status
 
 
 def test_mle_baseline_is_the_starting_point(planted):
     df, sens = planted.frame, planted.sensitive
-    res = learn_fair_pc(df, "D", sens, 0.1, k=5, max_iter=0, decouple=False)
+    res = learn_fair_pc(df, "D", sens, 0.1, k=5, max_iter=0, decouple=False, fallback=False)
     assert res.iterations == 0 and res.fair is False and "max_iter" in res.status
     assert res.certificate.complete and res.certificate.witness is not None
     mle = learn_mle_pc(df, "D")
@@ -197,7 +198,7 @@ def test_classifier_fair_option(planted):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         PCClassifier(fair={"sensitive": ["S1"], "delta": 0.05, "max_iter": 0,
-                           "decouple": False}).fit(X, y)
+                           "decouple": False, "fallback": False}).fit(X, y)
     assert any("not certified" in str(w.message) for w in caught)
     with pytest.raises(ValueError, match="delta"):
         PCClassifier(fair={"sensitive": ["S1"]}).fit(X, y)
