@@ -509,6 +509,23 @@ class PatternArrays:
                 f" b0={float(self.b0[i])!r}")
 
 
+def _row_masks(A, cards, feats, states):
+    """Which rows of the joint table ``A`` each pattern state selects: ``(x y, y ¬x)``, one
+    row of masks per state (a state codes each feature as 0 absent, ``1..k`` in ``y``,
+    ``k+1..2k`` in ``x``)."""
+    m_xy = np.ones((len(states), len(A)), bool)
+    m_y = np.ones((len(states), len(A)), bool)
+    for j, v in enumerate(feats):
+        k = cards[v]
+        s = states[:, j:j + 1]
+        col = A[:, v][None, :]
+        val = np.where(s > k, s - k - 1, s - 1)
+        match = col == val
+        m_xy &= (s == 0) | match
+        m_y &= (s == 0) | (s > k) | match
+    return m_xy, m_y & ~m_xy
+
+
 def pattern_arrays(model, cards, decision, sensitive, favorable=1, exact=False,
                    chunk: int = 512) -> PatternArrays:
     """Every pattern of ``model`` scored by brute force (see :class:`PatternArrays`).
@@ -556,17 +573,7 @@ def pattern_arrays(model, cards, decision, sensitive, favorable=1, exact=False,
     Pn = np.where(~is_d, P, 0 * P[0]).astype(dt)
     for lo in range(0, n, chunk):
         st = states[lo:lo + chunk]
-        m_xy = np.ones((len(st), len(A)), bool)
-        m_y = np.ones((len(st), len(A)), bool)
-        for j, v in enumerate(feats):
-            k = cards[v]
-            s = st[:, j:j + 1]
-            col = A[:, v][None, :]
-            val = np.where(s > k, s - k - 1, s - 1)
-            match = col == val
-            m_xy &= (s == 0) | match
-            m_y &= (s == 0) | (s > k) | match
-        m_ynx = m_y & ~m_xy
+        m_xy, m_ynx = _row_masks(A, cards, feats, st)
         if exact:
             for name, mask, vec in (("a1", m_xy, Pd), ("a0", m_xy, Pn), ("b1", m_ynx, Pd),
                                     ("b0", m_ynx, Pn)):
@@ -836,17 +843,7 @@ def pattern_arrays_log(model, cards, decision, sensitive, favorable=1,
     logs = np.empty((4, n))
     for lo in range(0, n, chunk):
         st = lin.states[lo:lo + chunk]
-        m_xy = np.ones((len(st), len(A)), bool)
-        m_y = np.ones((len(st), len(A)), bool)
-        for j, v in enumerate(feats):
-            k = cards[v]
-            s = st[:, j:j + 1]
-            col = A[:, v][None, :]
-            val = np.where(s > k, s - k - 1, s - 1)
-            match = col == val
-            m_xy &= (s == 0) | match
-            m_y &= (s == 0) | (s > k) | match
-        m_ynx = m_y & ~m_xy
+        m_xy, m_ynx = _row_masks(A, cards, feats, st)
         for r, (mask, side) in enumerate(((m_xy, is_d), (m_xy, ~is_d), (m_ynx, is_d),
                                           (m_ynx, ~is_d))):
             logs[r, lo:lo + len(st)] = _masked_logsumexp(mask & side[None, :], logp)
