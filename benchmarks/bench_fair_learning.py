@@ -27,8 +27,8 @@ foreign_worker, favourable "good"): the loop with ``--time-limit`` seconds (defa
 the decoupling of :mod:`pcfair.learn.decouple` if the loop ends uncertified, against the same
 decoupling started from the MLE (``max_iter=0``), which shows what the loop's constraints add.
 ``--data raw-compas`` does the same on ProPublica's raw table (``fetch_compas()``: sex, age,
-age_cat, race, the juvenile and prior counts, c_charge_degree and two_year_recid, numeric
-ones in 4 quantile bins; sensitive race, sex and age_cat; favourable 0, no re-offence).
+age_cat, race, the juvenile counts (capped at 3: "3 or more") and prior counts,
+c_charge_degree and two_year_recid, numeric ones in 4 quantile bins; sensitive race, sex and age_cat; favourable 0, no re-offence).
 """
 
 from __future__ import annotations
@@ -93,6 +93,8 @@ def raw_table(name: str):
     else:
         ds = fetch_compas()
         frame, sens = ds.frame[RAW_COMPAS_COLUMNS].dropna(), list(ds.sensitive)
+        for c in ("juv_fel_count", "juv_misd_count", "juv_other_count"):  # 0, 1, 2, 3 or more
+            frame[c] = frame[c].clip(upper=3)
     frame, _ = prepare_frame(frame, ds.target, 4)
     return frame, ds.target, sens, ds.favorable
 
