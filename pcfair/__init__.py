@@ -12,6 +12,7 @@ from pcfair.errors import (
     SpecError,
     StructureError,
     SummariesOmittedWarning,
+    UnknownValueWarning,
     VariableError,
 )
 
@@ -84,6 +85,7 @@ __all__ = [
     "PCFairError",
     "PCFairWarning",
     "ResourceCappedWarning",
+    "UnknownValueWarning",
     "SpecError",
     "StructureError",
     "SummariesOmittedWarning",

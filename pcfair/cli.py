@@ -655,6 +655,8 @@ def _cmd_certify(args) -> int:
                 f", max |Δ| {'' if cert.max_abs_exact else '>= '}{cert.max_abs_score:.6g}")
         print(f"engine {cert.engine}, complete {cert.complete}{best}; favourable "
               f"{cert.decision}={cert.favorable}")
+        if cert.stats.get("max_abs_note"):
+            print(f"note: {cert.stats['max_abs_note']}")
         if cert.witness is not None:
             w = cert.witness
             rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
@@ -895,7 +897,8 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
                         "the lattice's memory (about a second); certify nothing")
     p.add_argument("--max", action="store_true",
                    help="also establish the exact largest |Δ| (the lattice scans to the end "
-                        "even after a witness)")
+                        "even after a witness; a search that stopped at one runs its top-1; "
+                        "printed with >= where the time limit cut it)")
     p.add_argument("--verbose", action="store_true",
                    help="say which engine ran and why, with every engine's estimate")
     _credible_args(p)

@@ -82,3 +82,9 @@ class SummariesOmittedWarning(PCFairWarning):
 class ResourceCappedWarning(PCFairWarning):
     """A resource request was lowered to what the machine has (``n_jobs`` above the number of
     cores); the message says what was asked and what is used."""
+
+
+class UnknownValueWarning(PCFairWarning):
+    """A value the model never saw in training (a category, a number outside a binned
+    column's training range) was read as unobserved (``handle_unknown="missing"``); the
+    message names the column and the value."""

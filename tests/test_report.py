@@ -318,3 +318,35 @@ def test_report_of_every_shipped_circuit(stem, fmt, options, tmp_path):
             assert "a uniform random sample of 20,000 of all" in page.captions["figure-front"]
     else:
         _check_markdown(text, sampled=sampled, folder=tmp_path)
+
+
+def _three_valued_model():
+    b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1, 2]})
+    return b.build(b.decision([
+        (b.indicator("d", 1), b.product(b.categorical("s", [0.2, 0.8]),
+                                        b.categorical("z", [0.3, 0.3, 0.4])), 0.5),
+        (b.indicator("d", 0), b.product(b.categorical("s", [0.6, 0.4]),
+                                        b.categorical("z", [0.6, 0.3, 0.1])), 0.5)]))
+
+
+def test_a_largest_delta_that_is_a_bound_is_shown_as_one():
+    """Issue 36: the search stops at its first witness, so its max |Δ| is a lower bound; the
+    lattice scans every pattern, so its max is exact and shown bare."""
+    pc = _three_valued_model()
+    for engine, exact in (("search", False), ("lattice", True)):
+        cert = pcfair.certify(pc, "d", ["s"], 0.05, engine=engine)
+        assert cert.max_abs_exact is exact
+        rows = dict(read_html(report(pc, "d", ["s"], 0.05, engine=engine))
+                    .tables["certificate"].rows)
+        (label, value), = [(k, v) for k, v in rows.items() if k.startswith("largest |Δ|")]
+        assert value.startswith("≥ ") is not exact and ("lower bound" in label) is not exact
+        assert float(value.lstrip("≥ ")) == pytest.approx(cert.max_abs_score, abs=1e-4)
+
+
+def test_a_report_with_a_min_support_says_so_beside_every_count():
+    pc = _three_valued_model()
+    plain = read_html(report(pc, "d", ["s"], 0.05))
+    page = read_html(report(pc, "d", ["s"], 0.05, min_support=0.05))
+    assert "Min-support" not in plain.text and "min-support" not in plain.text
+    assert page.text.count("Min-support 0.05: only patterns with P(x, y) ≥ 0.05") == 2
+    assert "with P(x, y) ≥ 0.05 (min-support)" in page.text

@@ -283,10 +283,10 @@ def _estimator(est: Any, outcome: str | None, favorable: Any) -> Model:
         raise VariableError(f"favorable={favorable!r} is not a class of the {name} {classes}")
     cols = getattr(est, "feature_names_in_", None)
     cols = None if cols is None else tuple(str(c) for c in cols)
-    if (isinstance(est, PCClassifier) and not getattr(est, "bin_edges_", {})
-            and est.handle_unknown == "error"):
+    if isinstance(est, PCClassifier) and not getattr(est, "bin_edges_", {}):
         circuit = est.circuit_
-        return Model("classifier", _circuit_proba(circuit, est.target_, favorable),
+        return Model("classifier", _circuit_proba(circuit, est.target_, favorable,
+                                                  est.handle_unknown),
                      outcome=outcome or est.target_, favorable=favorable, circuit=circuit,
                      inputs=cols, name=name)
     j = classes.index(favorable)

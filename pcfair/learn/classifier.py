@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from pcfair.errors import DataError, OptionError
+from pcfair.errors import DataError, OptionError, UnknownValueWarning
 from pcfair.inference.marginals import log_marginals
 from pcfair.learn.recipe import model_frame
 
@@ -40,9 +40,13 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         Structure learner (see :func:`pcfair.learn.learn_pc`).
     pseudocount : float, default 1.0
         Laplace pseudocount.
-    handle_unknown : {"error", "missing"}, default "error"
-        What a feature value never seen in training means at prediction time: an error, or an
-        unobserved value (marginalised, like NaN).
+    handle_unknown : {"missing", "error"}, default "missing"
+        What a feature value never seen in training (a category, or a number outside a binned
+        feature's training range) means at prediction time: an unobserved value
+        (marginalised, like NaN), with a :class:`UnknownValueWarning` naming the first such
+        value, or an error (:class:`~pcfair.errors.DataError`). ``"missing"`` is the default
+        because held-out rows of an ordinary split hold such values (a rare count, an extreme
+        age) and scikit-learn's model selection expects them to be predicted.
     random_state : None, int or Generator
     fair : dict, optional
         Learn a δ-fair circuit with :func:`pcfair.learn.fair.learn_fair_pc` instead of the
@@ -91,7 +95,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, structure: str = "clt", pseudocount: float = 1.0,
-                 handle_unknown: str = "error", random_state=None, fair: dict | None = None,
+                 handle_unknown: str = "missing", random_state=None, fair: dict | None = None,
                  bins=None):
         self.structure = structure
         self.pseudocount = pseudocount
@@ -168,7 +172,16 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
         _check_entries(X)
         c = self.circuit_
         frame = pd.DataFrame(X, columns=self._names(X.shape[1])).infer_objects()
-        frame = model_frame(c, frame, unknown=self.handle_unknown)  # binned, unknowns checked
+        if self.handle_unknown == "missing":
+            try:
+                frame = model_frame(c, frame)  # binned, unknowns checked
+            except DataError as err:  # said once per call, then read as unobserved
+                warnings.warn(f"{err.args[0].split('; to treat')[0]}: read as unobserved "
+                              "(handle_unknown='missing'; 'error' refuses such rows)",
+                              UnknownValueWarning, stacklevel=3)
+                frame = model_frame(c, frame, unknown="missing")
+        else:
+            frame = model_frame(c, frame, unknown="error")
         return c.variables.evidence_matrix(frame)
 
     def predict_log_proba(self, X) -> np.ndarray:

@@ -18,17 +18,18 @@ What a recipe holds, in the order it is applied:
 2. **strip**: surrounding spaces trimmed from column names and string values (``" >50K"`` is
    ``">50K"``). On by default for files (``pcfair learn --keep-spaces`` turns it off); the Python
    learners take frames as they are (``strip=False``).
-3. **bins**: the quantile edges of each binned numeric column; a raw number is put in its
-   interval (below the first edge: the first bin; above the last: the last bin, as
-   :func:`pcfair.learn.data.apply_bins`).
+3. **bins**: the quantile edges of each binned numeric column, the first and last the training
+   minimum and maximum; a raw number is put in its interval. A number outside the training
+   range is a value the model never saw: handled by ``unknown`` like an unseen category (the
+   model cannot say that an age of 200 is like an age of 74).
 4. **dropped**: columns left out of the model, each with the reason (a constant column). Values in
    them are ignored.
 5. **decision** and **favorable**: the decision column and its favourable value, when named at
    learn time, so later commands need not guess; **rows**: the number of training rows (a
    pattern with ``P(x, y) < 1 / rows`` describes less than one training row).
 
-A value outside the recipe (a category never seen in training, a non-number in a binned column)
-is handled by ``unknown``: ``"error"`` (the default) raises a :class:`~pcfair.errors.DataError`
+A value outside the recipe (a category never seen in training, a non-number in a binned column,
+a number outside a binned column's training range) is handled by ``unknown``: ``"error"`` (the default) raises a :class:`~pcfair.errors.DataError`
 naming the column, the value and the values the model knows; ``"missing"`` treats the cell as
 unobserved (marginalised by inference; matching no pattern when counting rows).
 """
@@ -169,6 +170,17 @@ class Recipe:
                                     "unobserved, pass unknown='missing' (PCClassifier: "
                                     "handle_unknown='missing'; the command line: --unknown "
                                     "missing)")
+            outside = (numbers < edges[0]) | (numbers > edges[-1])
+            if outside.any():
+                if unknown == "error":
+                    value = raw[outside].iloc[0]
+                    raise DataError(f"column {c!r} holds {_plain(value)!r}, outside the range "
+                                    f"the model was learned on [{edges[0]:g}, {edges[-1]:g}] "
+                                    f"({int(outside.sum()):,} such cell(s)); to treat such "
+                                    "cells as unobserved, pass unknown='missing' (PCClassifier: "
+                                    "handle_unknown='missing'; the command line: --unknown "
+                                    "missing)")
+                numbers = numbers.where(~outside)
             cut = apply_bins(pd.DataFrame({c: numbers}), {c: np.asarray(edges)})[c]
             out[c] = pd.Categorical(cut.where(~binned, raw), categories=labels, ordered=True)
         names = set(variables.names)

@@ -70,7 +70,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -593,7 +593,38 @@ ENGINES: dict[str, Callable[[Problem, Request], EngineResult]] = {
 def answer(problem: Problem, request: Request) -> EngineResult:
     """The request by the engine it names: ``"auto"`` by :func:`choose`, ``"search"`` by
     :func:`search_engine`, a concrete engine as it is. ``stats["choice"]`` says which and
-    why."""
+    why. A certification with ``exact_max`` whose engine stopped at a witness (its largest
+    ``|Δ|`` a bound) goes on to :func:`_establish_max`."""
+    res = _answer(problem, request)
+    if request.kind == "certify" and request.exact_max and not res.max_abs_exact:
+        res = _establish_max(problem, request, res)
+    return res
+
+
+def _establish_max(problem: Problem, request: Request, res: EngineResult) -> EngineResult:
+    """``res`` with the exact largest ``|Δ|``: the top-1 pattern at δ = 0 by the same engine
+    name (under ``"auto"`` the lattice where it is cheap, else the search's top-1), with the
+    time left. Where that run does not finish, ``max_abs`` stays a lower bound (the larger
+    of the two runs') and ``stats["max_abs_note"]`` says why.
+
+    The top-1 at δ = 0 (with the request's min-support) ranges over every defined pattern
+    with that support, so its ``|Δ|``, when complete, is the maximum :attr:`max_abs` means;
+    no pattern discriminating at δ = 0 means every ``|Δ|`` is 0."""
+    top = _answer(problem, request.but(kind="topk", k=1, rank_by="discrimination",
+                                       delta=0.0, exact_max=False, count_only=False))
+    found = abs(top.items[0].score) if top.items else 0.0
+    stats = {**res.stats, "max_abs_engine": top.stats.get("engine", top.engine)}
+    if top.complete and not top.stats.get("probability_floor"):
+        stats["max_abs_seconds"] = top.stats.get("seconds")
+        return replace(res, max_abs=found, max_abs_exact=True, stats=stats)
+    bound = max(found, res.max_abs or 0.0)
+    stats["max_abs_note"] = (f"the top-1 run for the exact largest |Δ| ({stats['max_abs_engine']}"
+                             ") did not finish: the value is a lower bound")
+    return replace(res, max_abs=bound if bound > 0 else res.max_abs, max_abs_exact=False,
+                   stats=stats)
+
+
+def _answer(problem: Problem, request: Request) -> EngineResult:
     if request.engine == "auto":
         return choose(problem, request)
     name = request.engine

@@ -156,6 +156,8 @@ class ReportContent:
     #: credible intervals, and the probability of δ-fairness (:mod:`pcfair.patterns.uncertainty`).
     uncertainty: dict | None = None
     notes: list[str] = field(default_factory=list)
+    #: The least ``P(x, y)`` of a pattern counted or listed (0: every pattern).
+    min_support: float = 0.0
 
 
 def _pattern_key(p) -> tuple:
@@ -398,4 +400,5 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
         engine=engine, time_limit=time_limit, circuit=pc, properties=pc.properties(),
         metrics=metrics, metrics_error=metrics_error, certificate=cert, counts=counts,
         tables=tables, front=front, front_unavailable=front_unavailable, sampled=run,
-        seconds=time.perf_counter() - t0, supported=supported, uncertainty=uncertainty)
+        seconds=time.perf_counter() - t0, supported=supported, uncertainty=uncertainty,
+        min_support=float(min_support))

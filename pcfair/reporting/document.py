@@ -109,7 +109,7 @@ def _banner(c: ReportContent) -> Paragraph:
 
 def _summary(c: ReportContent) -> Section:
     cert = c.certificate
-    items = []
+    items = [_min_support_note(c)] if c.min_support > 0 else []
     row = c.counts.loc[c.counts["delta"] == c.delta].iloc[0]
     count = _fmt_count(row["patterns"], bool(row["complete"]))
     items.append(f"{count} discrimination patterns at δ = {c.delta:g} ({cert.engine} engine).")
@@ -137,6 +137,13 @@ def _summary(c: ReportContent) -> Section:
         items.append(f"Sampling miner: {len(c.sampled.patterns):,} patterns found, largest "
                      f"|Δ| {_fmt_num(c.sampled.best_abs_score)}.")
     return Section("summary", "Summary", [_banner(c), BulletList(tuple(items))])
+
+
+def _min_support_note(c: ReportContent) -> str:
+    """What a min-support leaves out, said wherever a count or a table is shown."""
+    return (f"Min-support {c.min_support:g}: only patterns with P(x, y) ≥ {c.min_support:g} "
+            "are counted and listed; the model may have more patterns, with larger |Δ|, among "
+            "those it set aside.")
 
 
 def _verdict(c: ReportContent) -> str:
@@ -216,7 +223,10 @@ def _certificate(c: ReportContent) -> Section:
     rows = [("δ", f"{c.delta:g}"), ("verdict", verdict), ("engine", cert.engine),
             ("complete", _yes(cert.complete))]
     if cert.max_abs_score is not None:
-        rows.append(("largest |Δ| of any pattern", _fmt_num(cert.max_abs_score)))
+        rows.append(("largest |Δ| of any pattern", _fmt_num(cert.max_abs_score))
+                    if cert.max_abs_exact else
+                    ("largest |Δ| of any pattern (a lower bound: the engine stopped at its "
+                     "first witness or its limit)", "≥ " + _fmt_num(cert.max_abs_score)))
     if cert.witness is not None:
         w = cert.witness
         rows += [("witness", w.text()), ("witness Δ", _fmt_num(w.score, "+.4f")),
@@ -295,6 +305,8 @@ def _counts(c: ReportContent, figures: dict) -> Section:
                      *(_fmt_count(r[k], done) for k in ("maximal", "minimal", "pareto"))))
     blocks = [Paragraph("Number of discrimination patterns (|Δ| > δ) and of summary patterns "
                         "for a range of thresholds δ.")]
+    if c.min_support > 0:
+        blocks.append(Paragraph(_min_support_note(c), "note"))
     if not c.counts["complete"].all():
         blocks.append(Paragraph("Counts marked ≥ are lower bounds: the run that made them "
                                 "stopped at its time limit, or left out the patterns below the "
@@ -332,6 +344,8 @@ def _pattern_section(c: ReportContent, key: str) -> Section:
         caption = f"showing {len(t.shown):,} of {t.count:,} {t.noun}, {order}"
     else:
         caption = f"{t.count:,} {t.noun}"
+    if c.min_support > 0:
+        caption += f" with P(x, y) ≥ {c.min_support:g} (min-support)"
     if not t.complete:
         caption += (f" (the {t.engine} engine did not finish: a time limit, or patterns below "
                     "its probability floor; more may exist)")

@@ -125,6 +125,30 @@ def test_string_features_move_to_a_neighbouring_category():
     assert set(out["job"]) <= set("abcde")
 
 
+def test_integer_features_with_gaps_move_to_a_neighbouring_value_of_the_data():
+    """Issue 36: a count of 0-5 and 8 steps 5 <-> 8, never to 7 (no row has it: a model
+    learned from the data could not read it); a contiguous count steps by one unit."""
+    rng = np.random.default_rng(1)
+    n = 400
+    df = pd.DataFrame({"sex": rng.choice(["F", "M"], n),
+                       "sibsp": rng.choice([0, 1, 2, 3, 4, 5, 8], n),
+                       "kids": rng.integers(0, 4, n),
+                       "fare": rng.choice([7.25, 8.0, 71.5], n)})
+    sampler = TabularPerturbationSampler().fit(df, [SensitiveSpec.categorical("sex", ["F", "M"])])
+    out, prov = sampler.sample_with_provenance(RuleSet([CategoricalRule("sex", ("F",))]), 4000,
+                                               in_group=True, random_state=0)
+    levels = [0, 1, 2, 3, 4, 5, 8]
+    rank = {v: i for i, v in enumerate(levels)}
+    before = df["sibsp"].to_numpy()[prov.seed]
+    assert set(out["sibsp"]) <= set(levels) and 8 in set(out["sibsp"])
+    steps = {abs(rank[a] - rank[b]) for a, b in zip(out["sibsp"], before)}
+    assert steps == {0, 1}
+    assert set(before[out["sibsp"].to_numpy() == 8].tolist()) == {5, 8}
+    moved = np.abs(out["kids"].to_numpy() - df["kids"].to_numpy()[prov.seed])
+    assert set(moved.tolist()) == {0, 1} and out["kids"].dtype == df["kids"].dtype
+    assert out["fare"].between(7.25, 71.5).all()  # decimal: steps of 0.01, clipped
+
+
 def test_sampler_errors(tabular):
     df, specs, _ = tabular
     with pytest.raises(DataError, match="not fitted"):

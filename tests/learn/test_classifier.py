@@ -47,11 +47,13 @@ def test_fit_predict_score_and_params():
     assert clone(clf).get_params() == clf.get_params()
     props = clf.circuit_.properties()
     assert props.deterministic and props.structured_decomposable
+    strict = PCClassifier(handle_unknown="error").fit(X, y)
     with pytest.raises(pcfair.DataError, match="not seen in training"):
-        clf.predict(pd.DataFrame({"a": [0], "b": [7], "c": ["u"]}))
-    lenient = PCClassifier(handle_unknown="missing").fit(X, y)
-    p = lenient.predict_proba(pd.DataFrame({"a": [0], "b": [7], "c": ["u"]}))
-    q = lenient.predict_proba(pd.DataFrame({"a": [0], "b": [np.nan], "c": ["u"]}))
+        strict.predict(pd.DataFrame({"a": [0], "b": [7], "c": ["u"]}))
+    # the default (issue 36): an unseen value is unobserved, with a warning naming it
+    with pytest.warns(pcfair.UnknownValueWarning, match="column 'b' has value 7"):
+        p = clf.predict_proba(pd.DataFrame({"a": [0], "b": [7], "c": ["u"]}))
+    q = clf.predict_proba(pd.DataFrame({"a": [0], "b": [np.nan], "c": ["u"]}))
     np.testing.assert_allclose(p, q)
 
 
@@ -75,10 +77,17 @@ def test_continuous_feature_is_refused_without_bins_and_binned_with_them():
     domain = clf.circuit_.variables.domains[clf.circuit_.variables.index("income")]
     assert len(domain) == 4 and domain[0].startswith("[") and domain[-1].endswith("]")
     assert clf.score(X, y) > 0.9  # the bins follow the median
-    # new rows are binned with the training edges, out-of-range values into the end bins
-    far = pd.DataFrame({"income": [1.0, 1e9, np.nan], "k": [0, 1, 2]})
-    proba = clf.predict_proba(far)
-    assert proba[0, 0] > 0.9 and proba[1, 1] > 0.9 and 0.3 < proba[2, 1] < 0.7
+    # new rows are binned with the training edges; a value outside the training range is
+    # one the model never saw (issue 36): unobserved by default, like NaN
+    lo, hi = clf.bin_edges_["income"][0], clf.bin_edges_["income"][-1]
+    near = pd.DataFrame({"income": [lo, hi], "k": [0, 1]})
+    proba = clf.predict_proba(near)
+    assert proba[0, 0] > 0.9 and proba[1, 1] > 0.9
+    far = pd.DataFrame({"income": [1.0, 1e9, np.nan], "k": [0, 0, 0]})
+    with pytest.warns(pcfair.UnknownValueWarning, match="outside the range"):
+        proba = clf.predict_proba(far)
+    np.testing.assert_allclose(proba[0], proba[2])
+    np.testing.assert_allclose(proba[1], proba[2])
     assert clone(clf).get_params()["bins"] == 4
 
 
@@ -88,3 +97,21 @@ def test_naive_bayes_structure():
     rep = clf.circuit_.properties()
     assert rep.deterministic and rep.structured_decomposable
     assert clf.score(X, y) > 0.7
+
+
+def test_held_out_rows_of_an_ordinary_split_are_scored():
+    """Issue 36: ``PCClassifier(bins=4).fit(Xtr, ytr).score(Xte, yte)`` on a split whose test
+    rows hold a count and a number never seen in training (a rare count, an extreme age)."""
+    rng = np.random.default_rng(3)
+    n = 800
+    age = rng.uniform(18, 70, n)
+    parch = rng.choice([0, 1, 2, 3], n, p=[0.6, 0.25, 0.1, 0.05])
+    y = (age + 10 * parch + rng.normal(0, 10, n) > 50).astype(int)
+    X = pd.DataFrame({"age": age, "parch": parch})
+    X.loc[n - 1, ["age", "parch"]] = [95.0, 9]  # only in the held-out rows
+    clf = PCClassifier(bins=4).fit(X.iloc[:600], y[:600])
+    with pytest.warns(pcfair.UnknownValueWarning):
+        acc = clf.score(X.iloc[600:], y[600:])
+    assert acc > 0.6
+    with pytest.raises(pcfair.DataError, match="outside the range|not seen in training"):
+        clf.set_params(handle_unknown="error").predict(X.iloc[600:])

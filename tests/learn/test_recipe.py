@@ -96,6 +96,23 @@ def test_unknown_values_are_an_error_or_missing():
         model_frame(pc, raw, unknown="ignore")
 
 
+@pytest.mark.parametrize("value", [200, 17.5, -1e9])
+def test_a_number_outside_the_training_range_is_unknown(value):
+    """Issue 36: not the edge bin. An error naming the column, the value and the range, or
+    (``unknown="missing"``) an unobserved cell; the edges themselves stay in range."""
+    pc = _model()
+    lo, hi = pc.recipe.bins["age"][0], pc.recipe.bins["age"][-1]
+    raw = pd.DataFrame({"age": [value, lo, hi], "sex": ["Male"] * 3})
+    with pytest.raises(DataError, match=rf"column 'age' holds {float(value)!r}, outside the range "
+                                        rf"the model was learned on \[{lo:g}, {hi:g}\] \(1 "):
+        model_frame(pc, raw)
+    out = model_frame(pc, raw, unknown="missing")
+    assert out["age"].isna().tolist() == [True, False, False]
+    with pytest.raises(DataError, match="outside the range"):
+        model_evidence(pc, {"age": str(value)})
+    assert model_evidence(pc, {"age": str(value)}, unknown="missing") == {}
+
+
 def test_evidence_from_the_command_line():
     pc = _model()
     ev = model_evidence(pc, {"age": "79", "sex": " Female"})
@@ -154,13 +171,16 @@ def test_the_classifier_bins_by_its_recipe():
     raw = _raw()
     X, y = raw.drop(columns=["income", "gain"]), raw["income"].str.strip()
     X["sex"] = X["sex"].str.strip()
-    clf = pcfair.PCClassifier(bins=3).fit(X, y)
+    clf = pcfair.PCClassifier(bins=3, handle_unknown="error").fit(X, y)
     assert set(clf.circuit_.recipe.bins) == {"age"}
     new = pd.DataFrame({"age": [200, 18], "sex": ["Male", "Other"], "hours": [40, 40]})
-    with pytest.raises(DataError, match="column 'sex' has value 'Other'"):
+    with pytest.raises(DataError, match=r"column 'age' holds 200, outside the range .*\[18, 79\]"):
         clf.predict_proba(new)
+    with pytest.raises(DataError, match="column 'sex' has value 'Other'"):
+        clf.predict_proba(new.assign(age=[30, 18]))
     clf.set_params(handle_unknown="missing")
-    proba = clf.predict_proba(new)
+    with pytest.warns(pcfair.UnknownValueWarning, match="column 'age' holds 200"):
+        proba = clf.predict_proba(new)
     assert proba.shape == (2, 2) and np.allclose(proba.sum(axis=1), 1)
 
 

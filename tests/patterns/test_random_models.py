@@ -1098,3 +1098,28 @@ if __name__ == "__main__":  # python tests/patterns/test_random_models.py FAMILY
     for dl in ([float(sys.argv[3])] if len(sys.argv) > 3 else DELTAS):
         ch.run(dl, engines=("lattice", "search") if case.searchable else ("lattice",))
     print("\n".join(ch.failures) or "no disagreement")
+
+
+@pytest.mark.parametrize("family", ["nb", "psdd", "clt", "mixture", "rare"])
+def test_exact_max_is_the_brute_force_maximum_with_every_engine(family):
+    """Issue 36: ``certify(..., exact_max=True)`` returns the exact largest |Δ| whichever
+    engine answered the certification, also when it stopped at a first witness (the
+    search, a glance of ``auto``), which establishes only a lower bound by itself."""
+    failures = []
+    for seed in range(3):
+        case = make_case(family, seed)
+        a = oracle.pattern_arrays(case.pc, case.cards, case.decision, case.sensitive,
+                                  case.favorable)
+        m = float(np.max(np.abs(a.delta[a.defined]), initial=0.0))
+        engines = ("lattice", "search", "auto") if case.searchable else ("lattice", "auto")
+        for engine in engines:
+            for delta in (0.0, m / 2):
+                c = certify(case.pc, case.dname, case.names, delta, favorable=case.favorable,
+                            engine=engine, exact_max=True)
+                plain = certify(case.pc, case.dname, case.names, delta,
+                                favorable=case.favorable, engine=engine)
+                if not (c.max_abs_exact and c.max_abs_score is not None
+                        and abs(c.max_abs_score - m) <= 1e-9 and c.fair == plain.fair):
+                    failures.append(f"{case.tag} {engine} δ={delta:.4g}: max "
+                                    f"{c.max_abs_score} exact={c.max_abs_exact}, brute {m}")
+    assert not failures, _report(failures)

@@ -5,6 +5,11 @@ uniformly with replacement, pick one non-sensitive feature uniformly, and move i
 ``dir * s_pert`` with dir in {-1, +1} (s_pert = 1 for integer features, 0.01 for decimal
 ones), clipped to the feature's [min, max] over D. Sensitive features are never changed, so
 the sample stays in its group.
+
+A port decision: an integer feature moves by ``s_pert`` *values observed in D* (its rank among
+them), not by ``s_pert`` units. Where its values are contiguous (the paper's integer-coded ADF
+data) the two agree; where they have gaps (a family count of 0-5 and 8) a unit step would make
+a value no row has (7), which a model learned from D cannot read (its categories are D's).
 """
 
 from __future__ import annotations
@@ -129,8 +134,12 @@ class TabularPerturbationSampler:
         self._numeric: dict[str, np.ndarray] = {}
         self._decode: dict[str, Any] = {}
         steps, lows, highs = [], [], []
+        self._levels: dict[str, np.ndarray] = {}  # an integer feature's values in D, sorted
         for name in perturbable:
             values, decode, is_int = self._encode(data[name], name)
+            if is_int and decode[0] in ("int", "float"):  # steps over D's values (module doc)
+                self._levels[name] = levels = np.unique(values)
+                values = np.searchsorted(levels, values).astype(float)
             self._numeric[name] = values
             self._decode[name] = decode
             steps.append(self.int_step if is_int else self.float_step)
@@ -251,6 +260,9 @@ class TabularPerturbationSampler:
                 values = _kernels.apply_perturbation(
                     values, feature == j, direction, self.steps_[j], self._low[j], self._high[j], self.clip
                 )
+            levels = self._levels.get(name)
+            if levels is not None:  # ranks back to values (unclipped ranks stay in range too)
+                values = levels[np.clip(np.round(values), 0, len(levels) - 1).astype(np.int64)]
             out[name] = self._restore(values, self._decode[name])
         frame = pd.DataFrame(out, columns=self.columns_, copy=False)
         if self._retype:
