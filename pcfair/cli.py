@@ -32,6 +32,7 @@ import importlib.util
 import math
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -991,6 +992,20 @@ def _debug_requested(argv: Sequence[str] | None) -> bool:
     return "--debug" in (sys.argv[1:] if argv is None else list(argv))
 
 
+def _one_line_warnings(python_way):
+    """A ``warnings.showwarning`` that shows pcfair's own warnings as one line on stderr
+    (``pcfair: warning: ...``) and others by ``python_way``."""
+    from pcfair.errors import PCFairWarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, PCFairWarning):
+            print(f"pcfair: warning: {message}", file=sys.stderr if file is None else file)
+        else:
+            python_way(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code (see the module docstring).
 
@@ -1003,7 +1018,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(lazy=True)
         args = parser.parse_args(argv)
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warnings(warnings.showwarning)
+            return int(args.func(args))
     except KeyboardInterrupt:
         print("pcfair: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -62,6 +62,69 @@ def continuous_columns(df: pd.DataFrame, exclude=()) -> dict[str, int]:
     return out
 
 
+#: A column is numeric with placeholders when at most this many distinct texts share it with
+#: numbers (:func:`numeric_placeholders`).
+MAX_PLACEHOLDERS = 3
+
+
+def numeric_placeholders(series: pd.Series) -> tuple[str, ...]:
+    """The text placeholders of a column of numbers (``"unknown"``, ``"?"``, ``"not_known"``),
+    or ``()`` where it is not one.
+
+    A text column is numbers with placeholders when at least half of its filled cells read as
+    numbers, those numbers are continuous (over :data:`MAX_NUMERIC_VALUES` distinct values),
+    and the other cells hold at most :data:`MAX_PLACEHOLDERS` distinct texts. Learned as it
+    is, such a column would be one category per number; a column of few numbers and a
+    placeholder is categorical and stays so.
+
+    Examples
+    --------
+    >>> ages = pd.Series([str(a) for a in range(18, 58)] + ["unknown"] * 10)
+    >>> numeric_placeholders(ages)
+    ('unknown',)
+    >>> numeric_placeholders(pd.Series(["1", "2", "none"] * 10))
+    ()
+    """
+    if _is_numeric(series) or isinstance(series.dtype, pd.CategoricalDtype):
+        return ()
+    filled = series.dropna()
+    if filled.empty:
+        return ()
+    numbers = pd.to_numeric(filled, errors="coerce")
+    text = filled[numbers.isna()]
+    if text.empty or numbers.notna().mean() < 0.5 or \
+            numbers.nunique(dropna=True) <= MAX_NUMERIC_VALUES:
+        return ()
+    found = pd.unique(text.astype(str))
+    return tuple(sorted(found)) if len(found) <= MAX_PLACEHOLDERS else ()
+
+
+def bin_with_placeholders(series: pd.Series, n_bins: int, placeholders: tuple[str, ...]
+                          ) -> tuple[pd.Series, np.ndarray]:
+    """``series`` binned into at most ``n_bins`` quantile bins of its numbers, each
+    placeholder kept as a value of its own after the intervals; returns it and the edges.
+
+    Examples
+    --------
+    >>> col = pd.Series([str(a) for a in range(18, 58)] + ["unknown"] * 10)
+    >>> out, edges = bin_with_placeholders(col, 2, ("unknown",))
+    >>> list(out.cat.categories), out.iloc[-1]
+    (['[18, 37.5)', '[37.5, 57]', 'unknown'], 'unknown')
+    """
+    text = series.astype(str)
+    kept = series.notna() & text.isin(placeholders)
+    numbers = pd.to_numeric(series.where(~kept), errors="coerce")
+    bad = numbers.isna() & series.notna() & ~kept
+    if bad.any():
+        raise DataError(f"column {series.name!r} holds {series[bad].iloc[0]!r}, neither a number "
+                        f"nor one of its placeholders {list(placeholders)}")
+    edges = quantile_edges(numbers, n_bins)
+    binned = _bin(numbers, edges).astype(object).where(~kept, text)
+    cats = [*interval_labels(edges), *placeholders]
+    return pd.Series(pd.Categorical(binned, categories=cats), index=series.index,
+                     name=series.name), edges
+
+
 def _continuous_error(found: dict[str, int], decision=None) -> DataError:
     cols = ", ".join(f"{c!r} ({n:,} distinct values)" for c, n in found.items())
     one = next(iter(found))

@@ -29,7 +29,8 @@ What a recipe holds, in the order it is applied:
    pattern with ``P(x, y) < 1 / rows`` describes less than one training row).
 
 A value outside the recipe (a category never seen in training, a non-number in a binned column,
-a number outside a binned column's training range) is handled by ``unknown``: ``"error"`` (the default) raises a :class:`~pcfair.errors.DataError`
+a number outside a binned column's training range) is handled by ``unknown``: ``"error"`` (the
+default) raises a :class:`~pcfair.errors.DataError`
 naming the column, the value and the values the model knows; ``"missing"`` treats the cell as
 unobserved (marginalised by inference; matching no pattern when counting rows).
 """
@@ -109,6 +110,9 @@ class Recipe:
         The decision column and its favourable value, when named at learn time.
     rows : int, optional
         The number of training rows.
+    placeholders : mapping of str to tuple of str
+        The texts of a binned column of numbers that stand for no number (``"unknown"``),
+        each kept as a value of its own (:func:`pcfair.learn.data.numeric_placeholders`).
 
     Examples
     --------
@@ -127,6 +131,7 @@ class Recipe:
     decision: str | None = None
     favorable: Any = None
     rows: int | None = None
+    placeholders: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     # ------------------------------------------------------------------ applying
     def read(self, source: "pd.DataFrame | str | os.PathLike") -> pd.DataFrame:
@@ -158,8 +163,10 @@ class Recipe:
             if c not in out.columns:
                 continue
             raw = out[c]
+            kept = self.placeholders.get(c, ())
             labels = interval_labels(edges)
-            binned = raw.isin(labels)  # already a model value: kept (applying twice is harmless)
+            # already a model value, or a placeholder: kept (applying twice is harmless)
+            binned = raw.isin(labels) | (raw.notna() & raw.astype(str).isin(kept))
             numbers = pd.to_numeric(raw.where(~binned), errors="coerce")
             bad = numbers.isna() & raw.notna() & ~binned
             if bad.any():
@@ -182,7 +189,8 @@ class Recipe:
                                     "missing)")
                 numbers = numbers.where(~outside)
             cut = apply_bins(pd.DataFrame({c: numbers}), {c: np.asarray(edges)})[c]
-            out[c] = pd.Categorical(cut.where(~binned, raw), categories=labels, ordered=True)
+            values = cut.astype(object).where(~binned, raw.astype(str))
+            out[c] = pd.Categorical(values, categories=[*labels, *kept], ordered=not kept)
         names = set(variables.names)
         for c in out.columns:
             if c not in names or c in self.bins:
@@ -215,7 +223,9 @@ class Recipe:
         for c, e in self.bins.items():
             from pcfair.learn.data import interval_labels
 
-            lines.append(f"{c}: {len(e) - 1} bin(s) {', '.join(interval_labels(e))}")
+            kept = "".join(f"; {p!r} kept as a value of its own"
+                           for p in self.placeholders.get(c, ()))
+            lines.append(f"{c}: {len(e) - 1} bin(s) {', '.join(interval_labels(e))}{kept}")
         for c, why in self.dropped.items():
             lines.append(f"{c}: dropped ({why})")
         if self.favorable is not None:
@@ -230,7 +240,9 @@ class Recipe:
         return {"columns": list(self.columns), "header": self.header, "strip": self.strip,
                 "bins": {c: [float(x) for x in e] for c, e in self.bins.items()},
                 "dropped": dict(self.dropped), "decision": self.decision,
-                "favorable": _plain(self.favorable), "rows": self.rows}
+                "favorable": _plain(self.favorable), "rows": self.rows,
+                **({"placeholders": {c: list(p) for c, p in self.placeholders.items()}}
+                   if self.placeholders else {})}
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "<dict>") -> "Recipe":
@@ -271,9 +283,16 @@ class Recipe:
         favorable = data.get("favorable")
         if isinstance(favorable, (list, dict)):
             raise FormatError("recipe 'favorable' must be a single value", path)
+        held = data.get("placeholders", {})
+        if not isinstance(held, dict) or not all(
+                c in edges and isinstance(p, list) and all(isinstance(x, str) for x in p)
+                for c, p in held.items()):
+            raise FormatError("recipe 'placeholders' must map binned columns to lists of "
+                              "strings", path)
         return cls(columns=tuple(cols), header=data.get("header", True),
                    strip=data.get("strip", False), bins=edges, dropped=dict(dropped),
-                   decision=decision, favorable=favorable, rows=rows)
+                   decision=decision, favorable=favorable, rows=rows,
+                   placeholders={c: tuple(p) for c, p in held.items()})
 
     def to_json(self, path: "str | os.PathLike") -> None:
         """Write :meth:`to_dict` to ``path`` (the sidecar of a ``.psdd``/``.jpc`` model)."""
@@ -398,7 +417,9 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
     if decision not in frame.columns:
         raise DataError(f"decision column {decision!r} is not in the data; columns are "
                         f"{list(frame.columns)}")
+    frame, held, held_edges, bins = _bin_placeholder_columns(frame, decision, bins)
     frame, edges = prepare_frame(frame, decision, bins)
+    edges = {**held_edges, **edges}
     frame, dropped = drop_constant_columns(frame, keep=(decision,))  # after binning: one bin
     edges = {c: e for c, e in edges.items() if c not in dropped}  # is constant too
     check_binary_decision(frame, decision)
@@ -413,5 +434,42 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
                     bins={c: tuple(float(x) for x in e) for c, e in edges.items()},
                     dropped={c: f"constant: {v!r} in every row" if isinstance(v, str)
                              else f"constant: {v} in every row" for c, v in dropped.items()},
-                    decision=decision, favorable=favorable, rows=len(frame))
+                    decision=decision, favorable=favorable, rows=len(frame),
+                    placeholders={c: p for c, p in held.items() if c in edges})
     return frame, recipe, trimmed
+
+
+def _bin_placeholder_columns(frame: pd.DataFrame, decision: str, bins):
+    """Bin the columns of numbers with text placeholders
+    (:func:`pcfair.learn.data.numeric_placeholders`) that ``bins`` covers, each placeholder
+    kept as a value of its own (a :class:`~pcfair.errors.PCFairWarning` says so); without
+    ``bins`` for such a column, a :class:`~pcfair.errors.DataError` asks for it. Returns the
+    frame, the placeholders and edges of those columns, and ``bins`` without them."""
+    import warnings
+
+    from pcfair.errors import PCFairWarning
+    from pcfair.learn.data import bin_with_placeholders, numeric_placeholders
+
+    held = {str(c): p for c in frame.columns if str(c) != str(decision)
+            for p in [numeric_placeholders(frame[c])] if p}
+    if not held:
+        return frame, {}, {}, bins
+    named = dict(bins) if isinstance(bins, Mapping) else None
+    todo = {c: (named.get(c) if named is not None else bins) for c in held}
+    missing = [c for c, n in todo.items() if n is None]
+    if missing:
+        c = missing[0]
+        share = frame[c].astype(str).isin(held[c]).mean()
+        raise DataError(f"column {c!r} holds numbers and the text {list(held[c])} "
+                        f"({share:.0%} of rows): bin its numbers with bins=N (the command "
+                        "line: --bins N); each text is then kept as a value of its own")
+    out = frame.copy()
+    edges = {}
+    for c, n in todo.items():
+        out[c], edges[c] = bin_with_placeholders(frame[c], n, held[c])
+        share = frame[c].astype(str).isin(held[c]).mean()
+        warnings.warn(f"column {c!r} holds numbers and the text {list(held[c])} ({share:.0%} "
+                      f"of rows): its numbers are binned, the text kept as a value of its own",
+                      PCFairWarning, stacklevel=3)
+    rest = ({c: n for c, n in named.items() if c not in held} if named is not None else bins)
+    return out, held, edges, rest

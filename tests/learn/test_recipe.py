@@ -245,3 +245,46 @@ def test_fair_learning_keeps_a_given_structures_recipe():
     res = learn_fair_pc(frame, "income", ["sex"], 0.3, structure=pc, max_iter=2)
     assert res.circuit.recipe.bins == pc.recipe.bins
     assert res.circuit.recipe.favorable == ">50K" and res.circuit.recipe.rows == 400
+
+
+def _with_placeholder(n=500, seed=0, text="unknown", share=0.2) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 75, n).astype(object)
+    age[rng.random(n) < share] = text
+    return pd.DataFrame({"age": [str(a) for a in age], "sex": rng.choice(["m", "f"], n),
+                         "d": rng.choice(["no", "yes"], n)})
+
+
+def test_a_numeric_column_with_a_text_placeholder_is_binned_and_keeps_it():
+    """Issue 36: 'unknown' in a fifth of the ages: not 58 text categories, but 4 bins and
+    'unknown' as a value of its own (said by a warning); refused without bins."""
+    raw = _with_placeholder()
+    with pytest.raises(DataError, match=r"column 'age' holds numbers and the text "
+                                        r"\['unknown'\] \(\d+% of rows\): .*bins=N"):
+        fit_recipe(raw, "d")
+    with pytest.warns(pcfair.PCFairWarning, match="'age' holds numbers and the text"):
+        frame, recipe, _ = fit_recipe(raw, "d", bins=4)
+    assert recipe.placeholders == {"age": ("unknown",)} and len(recipe.bins["age"]) == 5
+    assert list(frame["age"].cat.categories)[-1] == "unknown"
+    assert frame["age"].nunique() == 5
+    pc = learn_pc(frame, "d").with_recipe(recipe)
+    back = Recipe.from_dict(json.loads(json.dumps(recipe.to_dict())))
+    assert back == recipe
+    read = model_frame(pc, raw)
+    assert (read["age"].astype(str) == frame["age"].astype(str)).all()
+    assert model_evidence(pc, {"age": "unknown"}) == {"age": "unknown"}
+    assert model_evidence(pc, {"age": "30"})["age"].startswith("[")
+    assert any("'unknown' kept as a value of its own" in line for line in recipe.describe())
+    with pytest.raises(DataError, match="non-number 'n/a'"):
+        model_frame(pc, raw.assign(age=["n/a"] * len(raw)))
+
+
+@pytest.mark.parametrize("values", [
+    ["1", "2", "3", "none"] * 10,                           # few numbers: categorical
+    [str(i) for i in range(30)] + list("abcdefghij"),       # too many texts
+    [str(i) for i in range(30)] + ["x"] * 40,               # texts are the majority
+])
+def test_columns_that_are_not_numbers_with_placeholders_are_left_alone(values):
+    from pcfair.learn.data import numeric_placeholders
+
+    assert numeric_placeholders(pd.Series(values)) == ()
