@@ -304,15 +304,23 @@ def _cmd_learn(args) -> int:
         raise DataError(f"cannot read {args.data}: {exc}") from None
     if args.fair and args.decision in _sensitive(args):
         raise OptionError(f"{args.decision!r} is the decision and cannot be sensitive too")
+    drop = [] if args.drop is None else [c.strip() for c in args.drop.split(",") if c.strip()]
     df, recipe, trimmed = fit_recipe(raw, args.decision, bins=args.bins,
                                      strip=not args.keep_spaces, header=columns is None,
-                                     favorable=args.favorable)
+                                     favorable=args.favorable, drop=drop, missing=args.missing)
+    if args.missing == "drop" and len(df) < len(raw):
+        print(f"pcfair: {len(raw) - len(df):,} of {len(raw):,} rows dropped for a missing cell "
+              "(--missing drop)", file=sys.stderr)
     if trimmed:
         print(f"pcfair: surrounding spaces trimmed from the values of {', '.join(trimmed)} "
               "(the model file records it; --keep-spaces keeps them)", file=sys.stderr)
     for column, why in recipe.dropped.items():
-        print(f"pcfair: column {column!r} dropped ({why}: it cannot tell anyone apart)",
-              file=sys.stderr)
+        if column not in drop:
+            print(f"pcfair: column {column!r} dropped ({why}: it cannot tell anyone apart)",
+                  file=sys.stderr)
+    for column, value in recipe.missing_as.items():
+        print(f"pcfair: missing cells of {column!r} are the value {value!r} (--missing "
+              "category)", file=sys.stderr)
     values = sorted(pd.unique(df[args.decision].dropna()), key=str)
     if recipe.favorable is None and implicit_favorable(values) is None:
         shown = [str(v) for v in values]
@@ -432,6 +440,13 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-spaces", action="store_true",
                    help="keep surrounding spaces in names and values (by default they are "
                         "trimmed, and the model file records it)")
+    p.add_argument("--drop", default=None, metavar="COLS",
+                   help="comma-separated columns to leave out of the model (an ID or index "
+                        "column, a free-text field); the model file records it")
+    p.add_argument("--missing", choices=("error", "drop", "category"), default="error",
+                   help="missing cells: refuse them (default), drop the rows that have one, "
+                        "or read a missing cell as the value '(missing)' (recorded, so later "
+                        "tables are read the same way)")
     p.add_argument("--structure", choices=("clt", "strudel", "naive_bayes"), default="clt")
     p.add_argument("--bins", type=positive_int, default=None, metavar="N",
                    help="cut every numeric column with more than 20 distinct values into N "

@@ -238,3 +238,30 @@ def test_learning_refuses_what_cannot_be_certified(headerless_csv, tmp_path, cap
                  "--delta", "0.1", "--favorable", ">50K"]) == EXIT_BAD_INPUT
     assert "were dropped" in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
+
+
+def test_learn_drops_columns_and_handles_missing_cells(tmp_path, capsys):
+    """Issue 36: ``--drop`` and ``--missing``, with a one-line warning for an index column."""
+    rng = np.random.default_rng(0)
+    n = 300
+    job = rng.choice(["a", "b"], n).astype(object)
+    job[rng.random(n) < 0.25] = None
+    pd.DataFrame({"sex": rng.choice(["m", "f"], n), "job": job,
+                  "d": rng.choice([0, 1], n)}).to_csv(tmp_path / "t.csv")  # an unnamed index
+    out = str(tmp_path / "m.json")
+    assert main(["learn", str(tmp_path / "t.csv"), "--decision", "d", "--out", out,
+                 "--drop", "Unnamed: 0"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "missing values in column(s) ['job'] (" in err and "--missing drop|category" in err
+    assert main(["learn", str(tmp_path / "t.csv"), "--decision", "d", "--out", out,
+                 "--missing", "drop", "--bins", "3"]) == EXIT_OK
+    err = capsys.readouterr().err
+    assert "pcfair: warning: column 'Unnamed: 0' looks like a row index" in err
+    assert "rows dropped for a missing cell (--missing drop)" in err
+    assert main(["learn", str(tmp_path / "t.csv"), "--decision", "d", "--out", out,
+                 "--missing", "category", "--drop", "Unnamed: 0"]) == EXIT_OK
+    err = capsys.readouterr().err
+    assert "warning" not in err and "missing cells of 'job' are the value '(missing)'" in err
+    pc = pcfair.load(out)
+    assert "(missing)" in pc.variables.domains[pc.variables.index("job")]
+    assert set(pc.variables.names) == {"sex", "job", "d"}

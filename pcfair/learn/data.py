@@ -368,8 +368,11 @@ def encode_frame(df: pd.DataFrame, variables: Variables | None = None
     missing = df.isna().any()
     if missing.any():
         cols = list(missing[missing].index)
-        raise DataError(f"missing values in column(s) {cols}: learning needs complete data "
-                        "(drop or impute the rows)")
+        rows = int(df.isna().any(axis=1).sum())
+        raise DataError(f"missing values in column(s) {cols} ({rows:,} of {len(df):,} rows): "
+                        "learning needs complete data; drop those rows or read a missing cell "
+                        "as a value of its own (pcfair learn --missing drop|category; "
+                        "fit_recipe(missing=...))")
     names = [str(c) for c in df.columns]
     if variables is None:
         found = continuous_columns(df)

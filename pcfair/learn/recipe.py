@@ -113,6 +113,10 @@ class Recipe:
     placeholders : mapping of str to tuple of str
         The texts of a binned column of numbers that stand for no number (``"unknown"``),
         each kept as a value of its own (:func:`pcfair.learn.data.numeric_placeholders`).
+    missing_as : mapping of str to str
+        Columns whose missing cells were learned as a value of their own
+        (``fit_recipe(missing="category")``), with that value (:data:`MISSING_VALUE`): a
+        missing cell of such a column in a later table is that value, not unobserved.
 
     Examples
     --------
@@ -132,6 +136,7 @@ class Recipe:
     favorable: Any = None
     rows: int | None = None
     placeholders: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    missing_as: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     # ------------------------------------------------------------------ applying
     def read(self, source: "pd.DataFrame | str | os.PathLike") -> pd.DataFrame:
@@ -158,6 +163,10 @@ class Recipe:
         _check_unknown(unknown)
         out = _strip_frame(frame)[0] if self.strip else frame.copy()
         from pcfair.learn.data import apply_bins, interval_labels
+
+        for c, value in self.missing_as.items():
+            if c in out.columns:
+                out[c] = out[c].astype(object).where(out[c].notna(), value)
 
         for c, edges in self.bins.items():
             if c not in out.columns:
@@ -228,6 +237,8 @@ class Recipe:
             lines.append(f"{c}: {len(e) - 1} bin(s) {', '.join(interval_labels(e))}{kept}")
         for c, why in self.dropped.items():
             lines.append(f"{c}: dropped ({why})")
+        for c, value in self.missing_as.items():
+            lines.append(f"{c}: a missing cell is the value {value!r}")
         if self.favorable is not None:
             lines.append(f"favourable {self.decision}={self.favorable}")
         if self.rows is not None:
@@ -242,7 +253,8 @@ class Recipe:
                 "dropped": dict(self.dropped), "decision": self.decision,
                 "favorable": _plain(self.favorable), "rows": self.rows,
                 **({"placeholders": {c: list(p) for c, p in self.placeholders.items()}}
-                   if self.placeholders else {})}
+                   if self.placeholders else {}),
+                **({"missing_as": dict(self.missing_as)} if self.missing_as else {})}
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "<dict>") -> "Recipe":
@@ -289,10 +301,15 @@ class Recipe:
                 for c, p in held.items()):
             raise FormatError("recipe 'placeholders' must map binned columns to lists of "
                               "strings", path)
+        missing_as = data.get("missing_as", {})
+        if not isinstance(missing_as, dict) or not all(isinstance(v, str)
+                                                       for v in missing_as.values()):
+            raise FormatError("recipe 'missing_as' must map columns to strings", path)
         return cls(columns=tuple(cols), header=data.get("header", True),
                    strip=data.get("strip", False), bins=edges, dropped=dict(dropped),
                    decision=decision, favorable=favorable, rows=rows,
-                   placeholders={c: tuple(p) for c, p in held.items()})
+                   placeholders={c: tuple(p) for c, p in held.items()},
+                   missing_as=dict(missing_as))
 
     def to_json(self, path: "str | os.PathLike") -> None:
         """Write :meth:`to_dict` to ``path`` (the sidecar of a ``.psdd``/``.jpc`` model)."""
@@ -384,15 +401,26 @@ def model_evidence(circuit, assignment: Mapping[str, Any], unknown: str = "error
     return recipe.evidence(assignment, circuit.variables, unknown)
 
 
+#: The value a missing cell becomes with ``fit_recipe(missing="category")``.
+MISSING_VALUE = "(missing)"
+MISSING = ("error", "drop", "category")
+
+
 def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = True,
-               header: bool = True, favorable: Any = None
-               ) -> tuple[pd.DataFrame, Recipe, list[str]]:
+               header: bool = True, favorable: Any = None, drop: Sequence[str] = (),
+               missing: str = "error") -> tuple[pd.DataFrame, Recipe, list[str]]:
     """Prepare a raw table for learning and record how (see the module docstring).
 
-    Trims surrounding spaces (``strip``), bins the continuous columns (``bins``), drops
+    Trims surrounding spaces (``strip``), leaves out the columns named in ``drop``, handles
+    missing cells (``missing``: ``"error"`` refuses them, ``"drop"`` drops the rows that have
+    one, ``"category"`` reads a missing cell of a feature as the value :data:`MISSING_VALUE`,
+    recorded so later tables are read the same way; a row whose decision is missing is
+    dropped under both), bins the continuous columns (``bins``), drops
     constant columns (never the decision; a column binned into one bin is constant too) and
     checks that the decision has two values and that
-    ``favorable`` (if given) is one of them.
+    ``favorable`` (if given) is one of them. A column that looks like a row index (whole
+    numbers, every one distinct, or a pandas ``Unnamed: N`` column) is learned as asked, with
+    a :class:`~pcfair.errors.PCFairWarning` suggesting ``drop``.
 
     Returns
     -------
@@ -417,6 +445,26 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
     if decision not in frame.columns:
         raise DataError(f"decision column {decision!r} is not in the data; columns are "
                         f"{list(frame.columns)}")
+    if missing not in MISSING:
+        raise OptionError(f"missing= must be one of {MISSING}, not {missing!r}")
+    unknown_cols = [c for c in drop if c not in frame.columns]
+    if unknown_cols or decision in drop:
+        raise DataError(f"cannot drop {unknown_cols or [decision]}: "
+                        + ("not in the data" if unknown_cols else "it is the decision")
+                        + f"; columns are {list(frame.columns)}")
+    frame = frame.drop(columns=list(drop))
+    missing_as: dict[str, str] = {}
+    if missing != "error":
+        frame = frame[frame[decision].notna()]
+        if missing == "drop":
+            frame = frame.dropna()
+        else:
+            for c in frame.columns:
+                if frame[c].isna().any():
+                    missing_as[str(c)] = MISSING_VALUE
+                    frame[c] = frame[c].astype(object).where(frame[c].notna(), MISSING_VALUE)
+        frame = frame.reset_index(drop=True)
+    _warn_index_columns(frame, decision)
     frame, held, held_edges, bins = _bin_placeholder_columns(frame, decision, bins)
     frame, edges = prepare_frame(frame, decision, bins)
     edges = {**held_edges, **edges}
@@ -432,11 +480,33 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
         favorable = match[0]
     recipe = Recipe(columns=columns, header=header, strip=strip,
                     bins={c: tuple(float(x) for x in e) for c, e in edges.items()},
-                    dropped={c: f"constant: {v!r} in every row" if isinstance(v, str)
-                             else f"constant: {v} in every row" for c, v in dropped.items()},
+                    dropped={**{str(c): "left out when learning (drop)" for c in drop},
+                             **{c: f"constant: {v!r} in every row" if isinstance(v, str)
+                                else f"constant: {v} in every row"
+                                for c, v in dropped.items()}},
+                    missing_as=missing_as,
                     decision=decision, favorable=favorable, rows=len(frame),
                     placeholders={c: p for c, p in held.items() if c in edges})
     return frame, recipe, trimmed
+
+
+def _warn_index_columns(frame: pd.DataFrame, decision: str) -> None:
+    """Warn about the columns that look like a row index (:func:`fit_recipe`)."""
+    import warnings
+
+    from pcfair.errors import PCFairWarning
+
+    for c in frame.columns:
+        if str(c) == str(decision) or len(frame) < 20:
+            continue
+        col = frame[c]
+        whole = pd.api.types.is_integer_dtype(col) or (
+            pd.api.types.is_float_dtype(col) and bool((col.dropna() % 1 == 0).all()))
+        if str(c).startswith("Unnamed: ") or (whole and col.nunique() == len(frame)):
+            warnings.warn(f"column {str(c)!r} looks like a row index (every value distinct"
+                          + (", no name in the file" if str(c).startswith("Unnamed: ") else "")
+                          + "): it is learned as a feature; leave it out with drop= (the "
+                          "command line: --drop)", PCFairWarning, stacklevel=3)
 
 
 def _bin_placeholder_columns(frame: pd.DataFrame, decision: str, bins):

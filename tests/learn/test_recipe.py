@@ -288,3 +288,53 @@ def test_columns_that_are_not_numbers_with_placeholders_are_left_alone(values):
     from pcfair.learn.data import numeric_placeholders
 
     assert numeric_placeholders(pd.Series(values)) == ()
+
+
+def _with_gaps(n=300, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    job = rng.choice(["a", "b", "c"], n).astype(object)
+    job[rng.random(n) < 0.3] = None
+    return pd.DataFrame({"Unnamed: 0": np.arange(n), "sex": rng.choice(["m", "f"], n),
+                         "job": job, "d": rng.choice(["no", "yes"], n)})
+
+
+def test_missing_cells_are_refused_with_the_count_or_dropped_or_a_value():
+    """Issue 36: the refusal counts the rows and names the ways out; ``missing="drop"`` drops
+    those rows; ``"category"`` learns '(missing)' and reads later missing cells as it."""
+    raw = _with_gaps().drop(columns=["Unnamed: 0"])
+    gaps = int(raw["job"].isna().sum())
+    with pytest.raises(DataError, match=rf"\['job'\] \({gaps:,} of 300 rows\).*--missing "):
+        learn_pc(fit_recipe(raw, "d")[0], "d")
+    frame, recipe, _ = fit_recipe(raw, "d", missing="drop")
+    assert len(frame) == 300 - gaps and recipe.rows == 300 - gaps and not recipe.missing_as
+    frame, recipe, _ = fit_recipe(raw, "d", missing="category")
+    assert recipe.missing_as == {"job": "(missing)"} and len(frame) == 300
+    assert (frame["job"] == "(missing)").sum() == gaps
+    pc = learn_pc(frame, "d").with_recipe(recipe)
+    assert Recipe.from_dict(json.loads(json.dumps(recipe.to_dict()))) == recipe
+    read = model_frame(pc, pd.DataFrame({"sex": ["m"], "job": [None]}))
+    assert read["job"].tolist() == ["(missing)"]
+    with pytest.raises(OptionError, match="missing= must be one of"):
+        fit_recipe(raw, "d", missing="impute")
+
+
+def test_an_index_column_is_warned_about_and_can_be_dropped():
+    raw = _with_gaps()
+    with pytest.warns(pcfair.PCFairWarning, match="'Unnamed: 0' looks like a row index"):
+        fit_recipe(raw, "d", missing="drop", bins=3)
+    raw2 = raw.rename(columns={"Unnamed: 0": "passenger_id"})
+    with pytest.warns(pcfair.PCFairWarning, match="'passenger_id' looks like a row index"):
+        fit_recipe(raw2, "d", missing="drop", bins=3)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frame, recipe, _ = fit_recipe(raw2, "d", missing="drop", drop=["passenger_id"])
+    assert "passenger_id" not in frame.columns
+    assert recipe.dropped["passenger_id"] == "left out when learning (drop)"
+    pc = learn_pc(frame, "d").with_recipe(recipe)
+    assert "passenger_id" in model_frame(pc, raw2).columns  # kept aside, never read
+    with pytest.raises(DataError, match="cannot drop \\['nope'\\]: not in the data"):
+        fit_recipe(raw2, "d", drop=["nope"])
+    with pytest.raises(DataError, match="it is the decision"):
+        fit_recipe(raw2, "d", drop=["d"])
