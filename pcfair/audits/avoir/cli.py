@@ -6,8 +6,9 @@ parity within ``--delta`` for every value ``v`` of every ``--sensitive`` column 
 ``E[r | A == v] - E[r] < delta`` and ``E[r] - E[r | A == v] < delta``, all together. The
 verdict holds with probability at least ``1 - --failure-prob``.
 
-Exit codes: 0 when the specification is certified True or stays undetermined, 1 when it is
-certified False (a fairness violation), 2 on bad input.
+Exit codes, as every pcfair command's: 0 when the specification is certified True, 1 when it
+is certified False (a fairness violation), 3 when it stays undetermined at the end of the file
+(no verdict at that failure probability: more records are needed), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pcfair.errors import DataError, OptionError
 
 __all__ = ["register", "run_monitor", "parity_spec"]
 
-EXIT_OK, EXIT_FOUND = 0, 1
+EXIT_OK, EXIT_FOUND, EXIT_INCOMPLETE = 0, 1, 3  # pcfair.cli's (no import cycle)
 
 
 def _literal(value) -> str:
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description=(
             "Replay DATA.csv row by row (file order) through an AVOIR monitor and report the "
             "record at which the specification was certified True or False with probability "
-            ">= 1 - failure-prob (exit 1 when False), or that it stayed undetermined."),
+            ">= 1 - failure-prob (exit 1 when False), or that it stayed undetermined (exit 3)."),
     )
     add_common(p, seed=False, sensitive_help="comma-separated sensitive columns (the default "
                "specification's groups)")
@@ -125,4 +126,4 @@ def run_monitor(args: argparse.Namespace) -> int:
     if args.export:
         to_json(monitor, args.export)
     emit(result, args.format, result.summary())
-    return EXIT_FOUND if result.verdict is False else EXIT_OK
+    return {True: EXIT_OK, False: EXIT_FOUND}.get(result.verdict, EXIT_INCOMPLETE)
