@@ -820,6 +820,18 @@ def _cmd_patterns(args) -> int:
         floor = floor_note(ps.stats)
         if floor is not None:
             print(f"note: {floor}")
+        elif not ps.complete and args.engine == "sample":
+            print("note: incomplete: the sampling miner lists the patterns it met, never a "
+                  "proof that there are no others (an exact engine: --engine auto)")
+        elif not ps.complete:
+            limit = ("its time limit" if args.time_limit is None else
+                     f"its time limit ({args.time_limit:g} s)")
+            print(f"note: incomplete: the {ps.engine} engine stopped at {limit} before it had "
+                  "looked at every pattern; the list holds those it found (more may exist: "
+                  "raise --time-limit)")
+        if any(p.divergence != p.divergence for p in ps.patterns):
+            print("note: divergence NaN: not computed before the time limit (the patterns "
+                  "and their Δ are exact; raise --time-limit for it)")
     return EXIT_OK if ps.complete else EXIT_INCOMPLETE
 
 

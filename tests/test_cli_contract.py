@@ -15,8 +15,8 @@ import pytest
 
 import pcfair.patterns
 from pcfair import cli
-from pcfair.cli import (EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED,
-                        build_parser, main)
+from pcfair.cli import (EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INCOMPLETE, EXIT_INTERNAL_ERROR,
+                        EXIT_INTERRUPTED, build_parser, main)
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = str(ROOT / "circuits" / "compas_clt.json")
@@ -231,3 +231,18 @@ def test_help_documents_the_exit_codes():
     for code in ("0", "1", "2", "3", "4", "130"):
         assert f"\n  {code} " in proc.stdout
     assert "internal error" in proc.stdout and "PCFAIR_DEBUG" in proc.stdout
+
+
+def test_an_incomplete_listing_says_why(capsys):
+    """Issue 36: ``complete False`` with its reason (a time limit, or the sampler's nature)."""
+    argv = ["patterns", MODEL, "--decision", "ScoreText_", "--sensitive",
+            "Ethnic_Code_Text_,Sex_", "--delta", "0.01"]
+    assert cli.main([*argv, "--kind", "all", "--time-limit", "0.001"]) == EXIT_INCOMPLETE
+    out = capsys.readouterr().out
+    assert "complete False" in out
+    assert "note: incomplete: the lattice engine stopped at its time limit (0.001 s)" in out
+    assert cli.main([*argv, "--engine", "sample", "--runs", "3"]) == EXIT_INCOMPLETE
+    assert "the sampling miner lists the patterns it met, never a proof" in \
+        capsys.readouterr().out
+    assert cli.main([*argv, "--kind", "topk", "--k", "3"]) == 0
+    assert "note: incomplete" not in capsys.readouterr().out
