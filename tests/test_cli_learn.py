@@ -265,3 +265,27 @@ def test_learn_drops_columns_and_handles_missing_cells(tmp_path, capsys):
     pc = pcfair.load(out)
     assert "(missing)" in pc.variables.domains[pc.variables.index("job")]
     assert set(pc.variables.names) == {"sex", "job", "d"}
+
+
+def test_a_three_valued_outcome_is_learned_and_audited_as_favourable_against_the_rest(
+        tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    n = 400
+    sex = rng.choice(["m", "f"], n)
+    u = rng.random(n)
+    outcome = np.where(u < np.where(sex == "m", 0.45, 0.2), "promoted",
+                       np.where(u < 0.7, "stayed", "left"))
+    path, out = tmp_path / "hr.csv", str(tmp_path / "hr.json")
+    pd.DataFrame({"sex": sex, "dept": rng.choice(["x", "y"], n),
+                  "outcome": outcome}).to_csv(path, index=False)
+    assert main(["learn", str(path), "--decision", "outcome", "--out", out]) == EXIT_BAD_INPUT
+    assert "--favorable V" in capsys.readouterr().err
+    assert main(["learn", str(path), "--decision", "outcome", "--favorable", "promoted",
+                 "--out", out]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["certify", out, "--decision", "outcome", "--sensitive", "sex", "--delta",
+                 "0.05", "--data", str(path)]) == EXIT_FOUND
+    assert "favourable outcome=promoted" in capsys.readouterr().out
+    assert main(["audit", "regression", str(path), "--model", out, "--sensitive", "sex",
+                 "--n-boot", "10", "--format", "json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["rows"]

@@ -288,7 +288,8 @@ def check_binary_decision(df: pd.DataFrame, decision) -> None:
         shown = sorted(map(str, values))[:10]
         raise DataError(f"the decision column {decision!r} has {len(values)} value(s) "
                         f"({shown}), not 2: discrimination patterns need a binary decision "
-                        "(recode it, e.g. favourable against the rest)")
+                        "(name the favourable value, e.g. --favorable V / favorable=V, to "
+                        "learn it against the rest)")
 
 
 def drop_constant_columns(df: pd.DataFrame, keep=()) -> tuple[pd.DataFrame, dict]:

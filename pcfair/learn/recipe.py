@@ -117,6 +117,10 @@ class Recipe:
         Columns whose missing cells were learned as a value of their own
         (``fit_recipe(missing="category")``), with that value (:data:`MISSING_VALUE`): a
         missing cell of such a column in a later table is that value, not unobserved.
+    rest : str, optional
+        Where the decision had more than two values: the value standing for every one but
+        the favourable (``"not promoted"``); the decision was learned as ``favorable``
+        against it, and every later table is read the same way (:func:`fit_recipe`).
 
     Examples
     --------
@@ -137,6 +141,7 @@ class Recipe:
     rows: int | None = None
     placeholders: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     missing_as: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    rest: str | None = None
 
     # ------------------------------------------------------------------ applying
     def read(self, source: "pd.DataFrame | str | os.PathLike") -> pd.DataFrame:
@@ -167,6 +172,8 @@ class Recipe:
         for c, value in self.missing_as.items():
             if c in out.columns:
                 out[c] = out[c].astype(object).where(out[c].notna(), value)
+        if self.rest is not None and self.decision in out.columns:
+            out[self.decision] = _one_against_rest(out[self.decision], self.favorable, self.rest)
 
         for c, edges in self.bins.items():
             if c not in out.columns:
@@ -239,6 +246,8 @@ class Recipe:
             lines.append(f"{c}: dropped ({why})")
         for c, value in self.missing_as.items():
             lines.append(f"{c}: a missing cell is the value {value!r}")
+        if self.rest is not None:
+            lines.append(f"{self.decision}: {self.favorable} against the rest ({self.rest!r})")
         if self.favorable is not None:
             lines.append(f"favourable {self.decision}={self.favorable}")
         if self.rows is not None:
@@ -254,7 +263,8 @@ class Recipe:
                 "favorable": _plain(self.favorable), "rows": self.rows,
                 **({"placeholders": {c: list(p) for c, p in self.placeholders.items()}}
                    if self.placeholders else {}),
-                **({"missing_as": dict(self.missing_as)} if self.missing_as else {})}
+                **({"missing_as": dict(self.missing_as)} if self.missing_as else {}),
+                **({"rest": self.rest} if self.rest is not None else {})}
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "<dict>") -> "Recipe":
@@ -305,11 +315,16 @@ class Recipe:
         if not isinstance(missing_as, dict) or not all(isinstance(v, str)
                                                        for v in missing_as.values()):
             raise FormatError("recipe 'missing_as' must map columns to strings", path)
+        rest = data.get("rest")
+        if rest is not None and (not isinstance(rest, str) or decision is None
+                                 or favorable is None):
+            raise FormatError("recipe 'rest' must be a string, with a decision and a "
+                              "favourable value", path)
         return cls(columns=tuple(cols), header=data.get("header", True),
                    strip=data.get("strip", False), bins=edges, dropped=dict(dropped),
                    decision=decision, favorable=favorable, rows=rows,
                    placeholders={c: tuple(p) for c, p in held.items()},
-                   missing_as=dict(missing_as))
+                   missing_as=dict(missing_as), rest=rest)
 
     def to_json(self, path: "str | os.PathLike") -> None:
         """Write :meth:`to_dict` to ``path`` (the sidecar of a ``.psdd``/``.jpc`` model)."""
@@ -470,6 +485,15 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
     edges = {**held_edges, **edges}
     frame, dropped = drop_constant_columns(frame, keep=(decision,))  # after binning: one bin
     edges = {c: e for c, e in edges.items() if c not in dropped}  # is constant too
+    rest = None
+    values = [_plain(v) for v in pd.unique(frame[decision].dropna())]
+    if favorable is not None and len(values) > 2:  # favourable against the rest
+        match = [v for v in values if v == favorable or str(v) == str(favorable)]
+        if not match:
+            raise VariableError(f"favourable value {favorable!r} is not a value of the decision "
+                                f"{decision!r} (its values are {sorted(values, key=str)})")
+        favorable, rest = str(match[0]), f"not {match[0]}"
+        frame = frame.assign(**{decision: _one_against_rest(frame[decision], favorable, rest)})
     check_binary_decision(frame, decision)
     if favorable is not None:
         values = [_plain(v) for v in pd.unique(frame[decision].dropna())]
@@ -484,10 +508,20 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
                              **{c: f"constant: {v!r} in every row" if isinstance(v, str)
                                 else f"constant: {v} in every row"
                                 for c, v in dropped.items()}},
-                    missing_as=missing_as,
+                    missing_as=missing_as, rest=rest,
                     decision=decision, favorable=favorable, rows=len(frame),
                     placeholders={c: p for c, p in held.items() if c in edges})
     return frame, recipe, trimmed
+
+
+def _one_against_rest(series: pd.Series, favorable: Any, rest: str) -> pd.Series:
+    """The decision column as ``str(favorable)`` against ``rest`` (a value that equals the
+    favourable one, or reads the same as text, is it; a model value ``rest`` stays; a missing
+    cell stays missing)."""
+    fav = str(favorable)
+    text = series.astype(str)
+    out = pd.Series(np.where(text == fav, fav, rest), index=series.index, dtype=object)
+    return out.where(series.notna())
 
 
 def _warn_index_columns(frame: pd.DataFrame, decision: str) -> None:

@@ -338,3 +338,30 @@ def test_an_index_column_is_warned_about_and_can_be_dropped():
         fit_recipe(raw2, "d", drop=["nope"])
     with pytest.raises(DataError, match="it is the decision"):
         fit_recipe(raw2, "d", drop=["d"])
+
+
+@pytest.mark.parametrize("outcomes,favorable", [(["promoted", "stayed", "left"], "promoted"),
+                                                ([0, 1, 2], 2), ([0, 1, 2], "2")])
+def test_a_multi_valued_decision_is_the_favourable_value_against_the_rest(outcomes, favorable):
+    """Issue 36: ``favorable=V`` on a 3-valued decision learns V against the rest, recorded so
+    that every later table (its raw decision column too) is read the same way."""
+    rng = np.random.default_rng(0)
+    n = 400
+    raw = pd.DataFrame({"sex": rng.choice(["m", "f"], n),
+                        "outcome": rng.choice(np.array(outcomes, dtype=object), n)})
+    with pytest.raises(DataError, match="not 2: .*favorable=V, to learn it against the rest"):
+        fit_recipe(raw, "outcome")
+    frame, recipe, _ = fit_recipe(raw, "outcome", favorable=favorable)
+    fav = str(outcomes[-1] if favorable in (2, "2") else favorable)
+    assert recipe.rest == f"not {fav}" and recipe.favorable == fav
+    assert set(frame["outcome"]) == {fav, f"not {fav}"}
+    assert (frame["outcome"] == fav).sum() == (raw["outcome"].astype(str) == fav).sum()
+    pc = learn_pc(frame, "outcome").with_recipe(recipe)
+    assert Recipe.from_dict(json.loads(json.dumps(recipe.to_dict()))) == recipe
+    read = model_frame(pc, raw)
+    assert read["outcome"].tolist() == frame["outcome"].tolist()
+    assert model_frame(pc, read)["outcome"].tolist() == frame["outcome"].tolist()
+    cert = pcfair.certify(pc, "outcome", ["sex"], 0.01, data=raw)
+    assert cert.favorable == fav
+    with pytest.raises(pcfair.errors.VariableError, match="is not a value of the decision"):
+        fit_recipe(raw, "outcome", favorable="fired")
