@@ -270,7 +270,13 @@ def _cmd_marginal(args) -> int:
         print(json.dumps({"evidence": ev, "log_probability": logp,
                           "probability": float(np.exp(logp))}))
     else:
-        print(f"P({args.evidence or ''}) = {np.exp(logp):.12g}   (log {logp:.12g})")
+        aside = [k for k in raw if k not in ev]  # unknown values read as unobserved
+        used = ",".join(f"{k}={v}" for k, v in raw.items() if k not in aside)
+        print(f"P({used if aside else args.evidence or ''}) = {np.exp(logp):.12g}   "
+              f"(log {logp:.12g})")
+        if aside:
+            print(f"note: {', '.join(f'{k}={raw[k]}' for k in aside)} set aside: a value the "
+                  "model never saw, read as unobserved (--unknown missing)")
     return EXIT_OK
 
 

@@ -289,3 +289,23 @@ def test_a_three_valued_outcome_is_learned_and_audited_as_favourable_against_the
     assert main(["audit", "regression", str(path), "--model", out, "--sensitive", "sex",
                  "--n-boot", "10", "--format", "json"]) == EXIT_OK
     assert json.loads(capsys.readouterr().out)["rows"]
+
+
+def test_marginal_of_a_number_outside_the_training_range(tmp_path, capsys):
+    """Issue 36: ``age=200`` is not the oldest bin: an error naming the range, or set aside
+    (and said) with ``--unknown missing``."""
+    rng = np.random.default_rng(2)
+    n = 300
+    pd.DataFrame({"age": rng.integers(18, 75, n), "sex": rng.choice(["m", "f"], n),
+                  "d": rng.choice([0, 1], n)}).to_csv(tmp_path / "t.csv", index=False)
+    out = str(tmp_path / "m.json")
+    assert main(["learn", str(tmp_path / "t.csv"), "--decision", "d", "--bins", "3",
+                 "--out", out]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["marginal", out, "--evidence", "age=200,sex=m"]) == EXIT_BAD_INPUT
+    assert "column 'age' holds 200.0, outside the range" in capsys.readouterr().err
+    assert main(["marginal", out, "--evidence", "age=200,sex=m", "--unknown", "missing"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("P(sex=m) = ") and "note: age=200 set aside" in text
+    assert main(["marginal", out, "--evidence", "sex=m"]) == 0
+    assert capsys.readouterr().out.split("   ")[0] == text.splitlines()[0].split("   ")[0]
