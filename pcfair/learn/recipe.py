@@ -182,7 +182,9 @@ class Recipe:
             kept = self.placeholders.get(c, ())
             labels = interval_labels(edges)
             # already a model value, or a placeholder: kept (applying twice is harmless)
-            binned = raw.isin(labels) | (raw.notna() & raw.astype(str).isin(kept))
+            binned = raw.isin(labels)
+            if kept:
+                binned |= raw.notna() & raw.astype(str).isin(kept)
             numbers = pd.to_numeric(raw.where(~binned), errors="coerce")
             bad = numbers.isna() & raw.notna() & ~binned
             if bad.any():
@@ -205,7 +207,8 @@ class Recipe:
                                     "missing)")
                 numbers = numbers.where(~outside)
             cut = apply_bins(pd.DataFrame({c: numbers}), {c: np.asarray(edges)})[c]
-            values = cut.astype(object).where(~binned, raw.astype(str))
+            values = cut.astype(object).where(~binned, raw.astype(str)) if kept else \
+                cut.where(~binned, raw)
             out[c] = pd.Categorical(values, categories=[*labels, *kept], ordered=not kept)
         names = set(variables.names)
         for c in out.columns:
