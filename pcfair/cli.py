@@ -687,6 +687,12 @@ def _cmd_certify(args) -> int:
                 print(credible_text(w, args.delta))
         if chance is not None:
             print(chance.text())
+            w = cert.witness
+            if (w is not None and w.interval is not None and not w.interval["significant"]
+                    and chance.robustly_unfair(w.interval["level"])):
+                print(f"note: the witness is not significant by itself, but {chance.unfair} of "
+                      f"{chance.draws} posterior draws have some pattern: the verdict (unfair) "
+                      "is robust; --kind topk --credible L lists the significant patterns")
         if supported is not None:
             print(f"note: this witness describes P(x,y) = {cert.witness.probability_text(2)} of "
                   f"the population (under {rare:.2g}, {rare_text(pc)}); the certificate "

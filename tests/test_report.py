@@ -350,3 +350,23 @@ def test_a_report_with_a_min_support_says_so_beside_every_count():
     assert "Min-support" not in plain.text and "min-support" not in plain.text
     assert page.text.count("Min-support 0.05: only patterns with P(x, y) ≥ 0.05") == 2
     assert "with P(x, y) ≥ 0.05 (min-support)" in page.text
+
+
+def test_a_witness_that_is_not_significant_in_a_robustly_unfair_model_is_not_called_noise():
+    """Issue 36: P(δ-fair) = 0/200 beside a witness whose own P(|Δ| > δ) is 0.6: the
+    verdict is robust, only that one pattern is not."""
+    from types import SimpleNamespace
+
+    from pcfair.patterns.uncertainty import FairnessProbability
+    from pcfair.reporting.document import _witness_robustness
+
+    weak = SimpleNamespace(interval={"significant": False})
+    strong = SimpleNamespace(interval={"significant": True})
+    unfair = FairnessProbability(0.1, 200, 0, 200, 0, 1.0)
+    unsure = FairnessProbability(0.1, 200, 120, 80, 0, 1.0)
+    undecided = FairnessProbability(0.1, 200, 0, 150, 50, 1.0)  # could be 25% fair
+    assert "robust" in _witness_robustness(strong, unsure, 0.9)
+    text = _witness_robustness(weak, unfair, 0.9)
+    assert "noise" not in text and "200 of 200 have some pattern" in text
+    assert "noise" in _witness_robustness(weak, unsure, 0.9)
+    assert "noise" in _witness_robustness(weak, undecided, 0.9)

@@ -250,6 +250,20 @@ class FairnessProbability:
                 "probability": self.probability, "upper": self.upper,
                 "stderr": self.stderr, "seconds": self.seconds}
 
+    def robustly_unfair(self, level: float) -> bool:
+        """Whether at least a ``level`` share of the draws is certified unfair (the
+        undecided counted as fair): the verdict "unfair" then holds at that credibility,
+        whichever pattern witnesses it in each draw.
+
+        Examples
+        --------
+        >>> FairnessProbability(0.1, 200, 0, 190, 10, 1.0).robustly_unfair(0.9)
+        True
+        >>> FairnessProbability(0.1, 200, 0, 170, 30, 1.0).robustly_unfair(0.9)
+        False
+        """
+        return self.upper <= 1 - level + 1e-12  # 1 - 0.9 is 0.0999...98 in doubles
+
     def text(self) -> str:
         """One line for people."""
         out = (f"P(δ-fair at {self.delta:g}) = {self.probability:.3f} ± {self.stderr:.3f} "

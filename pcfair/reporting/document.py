@@ -263,6 +263,19 @@ def _robustness(p, level: str) -> str:
             f"may be noise (P(|Δ| > δ) under {level})")
 
 
+def _witness_robustness(w, chance, level: float) -> str:
+    """What the witness's interval says, beside the verdict's own robustness: a witness
+    that is not significant in a model unfair in nearly every posterior draw is one pattern
+    among the many that make it unfair, not a sign that the unfairness is noise."""
+    if w.interval["significant"]:
+        return "is robust: nearly every model the data allow has it."
+    if chance.robustly_unfair(level):
+        return (f"is not significant by itself: many models the data allow do not have this "
+                f"pattern, but {chance.unfair} of {chance.draws} have some pattern, so the "
+                "verdict (unfair) is robust; the significant patterns are in the table below.")
+    return "may be the noise of the data: many models the data allow do not have it."
+
+
 def _uncertainty(c: ReportContent) -> Section:
     u = c.uncertainty
     level = f"{100 * u['level']:g}%"
@@ -281,9 +294,7 @@ def _uncertainty(c: ReportContent) -> Section:
         blocks.append(Paragraph(
             f"The witness {w.text()} (Δ = {w.score:+.4f}, {level} interval [{lo:+.4f}, "
             f"{hi:+.4f}], P(|Δ| > {c.delta:g}) = {w.interval['exceeds']:.3f}) "
-            + ("is robust: nearly every model the data allow has it." if
-               w.interval["significant"] else
-               "may be the noise of the data: many models the data allow do not have it.")))
+            + _witness_robustness(w, chance, u["level"])))
     robust = sum(p.interval["significant"] for p in u["top"])
     blocks.append(Paragraph(f"Of the top {len(u['top'])} patterns by |Δ|, {robust} are "
                             f"significant at {level} (posterior probability of |Δ| > δ at "
