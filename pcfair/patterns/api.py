@@ -214,13 +214,15 @@ def certify(pc: Circuit, decision, sensitive, delta: float, favorable=None, engi
 def supported_witness(pc, decision, sensitive, delta: float, cert, *,
                       time_limit: float = SUPPORTED_WITNESS_SECONDS, min_support: float = 0.0,
                       **options):
-    """A certification run for a witness that describes somebody, when ``cert``'s witness does
-    not: ``P(x, y) < rare_below(pc)`` while ``min_support`` did not already set such patterns
-    aside. Returns None when no such run is needed, else the run's
-    :class:`~pcfair.patterns.api.Certificate` at ``min_support = rare_below(pc)`` (its
-    ``witness`` the supported pattern; ``fair`` True when none exists; None when
-    ``time_limit`` ran out). ``options`` go to :func:`pcfair.certify` (``favorable``,
-    ``engine``, ``n_jobs``, ``data``...).
+    """A witness that describes somebody, when ``cert``'s witness does not: ``P(x, y) <
+    rare_below(pc)`` while ``min_support`` did not already set such patterns aside. Returns
+    None when no such run is needed, else a :class:`~pcfair.patterns.api.Certificate` at
+    ``min_support = rare_below(pc)``: its ``witness`` the pattern of largest ``|Δ|`` among
+    those with that support (a top-1, so the strongest discrimination among the patterns
+    that describe somebody, not the first one met, which may describe two rows; where
+    ``time_limit`` cuts the run, the best it found); ``fair`` True when none exists, None when
+    the time ran out before one was found. ``options`` are :func:`pcfair.certify`'s
+    (``favorable``, ``engine``, ``n_jobs``, ``executor``, ``data``).
 
     Examples
     --------
@@ -240,8 +242,15 @@ def supported_witness(pc, decision, sensitive, delta: float, cert, *,
     rare = rare_below(as_circuit(pc))
     if cert.witness is None or cert.witness.probability >= rare or min_support >= rare:
         return None
-    return certify(pc, decision, sensitive, delta, time_limit=time_limit, min_support=rare,
-                   **options)
+    problem = resolve_problem(pc, decision, sensitive, options.pop("favorable", None))
+    data = options.pop("data", None)
+    engine = engines.check_engine(options.pop("engine", "auto"), "topk")
+    request = resolve_request("topk", delta, engine=engine, k=1, min_support=rare,
+                              time_limit=time_limit, **options)
+    data = None if data is None else model_frame(problem.pc, data)
+    res = engines.answer(problem, request)
+    found = to_certificate(problem.pc, problem.d, problem.fav, res, request.delta)
+    return with_row_counts(found, problem.pc, data)
 
 
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),

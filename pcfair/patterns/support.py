@@ -113,7 +113,7 @@ def rare_below(circuit: Circuit) -> float:
     """The probability under which a pattern describes (almost) nobody: less than one of the
     model's training rows (``1 / rows``, when its recipe knows the row count) or less than
     :data:`RARE_PROBABILITY`, whichever is larger. The command line and the report flag a
-    witness or headline pattern this rare and show the best-supported one beside it; the
+    witness or headline pattern this rare and show the strongest supported one beside it; the
     certificate itself still covers every pattern.
 
     Examples

@@ -239,7 +239,8 @@ def _certificate(c: ReportContent) -> Section:
 
         rare = rare_below(c.circuit)
         s = c.supported.witness
-        found = (f"The best-supported witness, with P(x, y) ≥ {rare:.2g}: {s.text()} "
+        found = (f"The strongest witness with P(x, y) ≥ {rare:.2g} (largest |Δ| among "
+                 f"those): {s.text()} "
                  f"(Δ = {s.score:+.4f}, P(x, y) = {s.probability_text(4)}"
                  + ("" if s.rows is None else f", {s.rows:,} rows of the data") + ")."
                  if s is not None else
