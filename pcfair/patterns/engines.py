@@ -609,7 +609,8 @@ def _establish_max(problem: Problem, request: Request, res: EngineResult) -> Eng
 
     The top-1 at δ = 0 (with the request's min-support) ranges over every defined pattern
     with that support, so its ``|Δ|``, when complete, is the maximum :attr:`max_abs` means;
-    no pattern discriminating at δ = 0 means every ``|Δ|`` is 0."""
+    no pattern discriminating at δ = 0 means every ``|Δ|`` is 0 (up to the threshold's
+    tolerance, :data:`~pcfair.patterns.scores.THRESHOLD_ATOL`)."""
     top = _answer(problem, request.but(kind="topk", k=1, rank_by="discrimination",
                                        delta=0.0, exact_max=False, count_only=False))
     found = abs(top.items[0].score) if top.items else 0.0
@@ -618,8 +619,10 @@ def _establish_max(problem: Problem, request: Request, res: EngineResult) -> Eng
         stats["max_abs_seconds"] = top.stats.get("seconds")
         return replace(res, max_abs=found, max_abs_exact=True, stats=stats)
     bound = max(found, res.max_abs or 0.0)
+    why = ("left out the patterns below its probability floor" if top.complete else
+           "stopped at the time limit")
     stats["max_abs_note"] = (f"the top-1 run for the exact largest |Δ| ({stats['max_abs_engine']}"
-                             ") did not finish: the value is a lower bound")
+                             f") {why}: the value is a lower bound")
     return replace(res, max_abs=bound if bound > 0 else res.max_abs, max_abs_exact=False,
                    stats=stats)
 

@@ -566,3 +566,20 @@ def test_the_probe_risks_at_most_a_quarter_of_the_lattice(lattice, search, left,
     assert got == pytest.approx(min([want] + limits))
     if lattice is not None and runs_after:
         assert got <= PROBE_SHARE * lattice or got <= PROBE_SECONDS
+
+
+def test_an_exact_max_cut_by_the_time_limit_stays_a_bound_and_says_so(capsys):
+    """``--max`` with a time limit too short for the top-1 (the shipped German CLT's takes
+    over a minute by the search): a lower bound, printed with ``>=`` and a note, never
+    presented as exact."""
+    from pcfair.cli import main
+
+    model = Path(__file__).resolve().parents[2] / "circuits" / "german_clt.json"
+    sens = ["age", "foreign_worker", "sex", "marital_status"]
+    cert = pcfair.certify(pcfair.load(model), "loan_status", sens, 0.05, engine="search",
+                          exact_max=True, time_limit=0.3)
+    assert not cert.max_abs_exact and "the value is a lower bound" in cert.stats["max_abs_note"]
+    main(["certify", str(model), "--decision", "loan_status", "--sensitive", ",".join(sens),
+          "--delta", "0.05", "--engine", "search", "--max", "--time-limit", "0.3"])
+    out = capsys.readouterr().out
+    assert "max |Δ| >= " in out and "note: the top-1 run for the exact largest |Δ|" in out
