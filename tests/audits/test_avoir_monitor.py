@@ -99,6 +99,8 @@ def test_result_tables_and_summary():
     leaves = res.leaves
     assert leaves["n"].sum() == res.n_observed
     assert "verdict False at record" in res.summary()
+    head = res.summary().splitlines()[1]  # failure probabilities in words, not δ and Δ
+    assert "with failure probability" in head and "δ" not in head and "Δ" not in head
     d = res.to_dict()
     assert json.loads(json.dumps(d))["stop"] == res.stop
     assert d["terms"][2]["n"] == int(leaves["n"].iloc[0])

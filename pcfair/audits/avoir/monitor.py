@@ -193,12 +193,14 @@ class MonitorResult(AuditResult):
 
     def summary(self) -> str:
         """A short human-readable report: verdict, stop time and the per-leaf table."""
+        # the paper's δ and Δ are failure probabilities; pcfair's δ and Δ are the threshold
+        # and a pattern's score, so they are named in words here
         if self.verdict is None:
             head = (f"undetermined after {self.n_observed} records ({self.n_checks} checks) "
-                    f"at Δ = {self.failure_budget:g} [{self.split} split]")
+                    f"at failure probability {self.failure_budget:g} [{self.split} split]")
         else:
-            head = (f"verdict {self.verdict} at record {self.stop} with δ = {self.failure_prob:.6g} "
-                    f"≤ Δ = {self.failure_budget:g} [{self.split} split]")
+            head = (f"verdict {self.verdict} at record {self.stop} with failure probability "
+                    f"{self.failure_prob:.6g} ≤ {self.failure_budget:g} [{self.split} split]")
         cols = ["repr", "value", "epsilon", "failure_prob", "n"]
         table = self.terms[cols].to_string(index=False, float_format=lambda x: f"{x:.6g}")
         return f"{self._program.spec.to_text()}\n{head}\n{table}"
