@@ -367,3 +367,16 @@ def test_keyed_run_until_verdict_commits_only_consumed_rows():
     with pytest.raises(DataError, match="missing values"):
         Monitor(DIFF).update(pd.DataFrame({"id": [1, None], "g": [1, 0], "r": [1, 1]}),
                              key="id")
+
+
+def test_cli_limit_cuts_the_term_table(cli, tmp_path, capsys):
+    path = tmp_path / "stream.csv"
+    _stream(10, 6000).to_csv(path, index=False)
+    argv = ["audit", "monitor", str(path), "--prediction", "r", "--sensitive", "g", "--spec", DIFF]
+    cli([*argv, "--limit", "0"])
+    full = capsys.readouterr().out
+    cli([*argv, "--limit", "2"])
+    short = capsys.readouterr().out
+    rows = len(full.splitlines()) - 3  # the spec, the verdict, the header
+    assert f"... and {rows - 2:,} more term(s) (--limit 0" in short and "more term" not in full
+    assert len(short.splitlines()) == 3 + 2 + 1

@@ -23,7 +23,7 @@ from pcfair.audits._cli import add_common, emit, load_model, model_inputs, read_
 from pcfair.audits.avoir.export import to_json
 from pcfair.audits.avoir.monitor import Monitor
 from pcfair.audits.avoir.opt import SPLITS
-from pcfair.cli import open_probability, positive_int
+from pcfair.cli import nonnegative_int, open_probability, positive_int
 from pcfair.errors import DataError, OptionError
 
 __all__ = ["register", "run_monitor", "parity_spec"]
@@ -102,6 +102,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--key", default=None, help="column with observation keys (upserts)")
     p.add_argument("--continue", dest="continue_", action="store_true",
                    help="keep monitoring after the verdict until the end of the file")
+    p.add_argument("--limit", type=nonnegative_int, default=20, metavar="N",
+                   help="terms printed in the table format, each cut to 100 characters "
+                        "(0: all, in full; default 20)")
     p.add_argument("--export", metavar="PATH", default=None,
                    help="write the per-node history as tabular JSON (for Vega) to PATH")
     p.set_defaults(func=run_monitor)
@@ -125,5 +128,5 @@ def run_monitor(args: argparse.Namespace) -> int:
     result = monitor.run(stream, until_verdict=not args.continue_, key=args.key)
     if args.export:
         to_json(monitor, args.export)
-    emit(result, args.format, result.summary())
+    emit(result, args.format, result.summary(args.limit))
     return {True: EXIT_OK, False: EXIT_FOUND}.get(result.verdict, EXIT_INCOMPLETE)

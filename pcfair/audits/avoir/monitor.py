@@ -191,8 +191,10 @@ class MonitorResult(AuditResult):
             "terms": rows,
         }
 
-    def summary(self) -> str:
-        """A short human-readable report: verdict, stop time and the per-leaf table."""
+    def summary(self, limit: int | None = None) -> str:
+        """A short human-readable report: verdict, stop time and the per-term table (its
+        first ``limit`` rows, each term's text cut to 100 characters, when ``limit`` is
+        given and the table is longer; 0 or None: all, in full)."""
         # the paper's δ and Δ are failure probabilities; pcfair's δ and Δ are the threshold
         # and a pattern's score, so they are named in words here
         if self.verdict is None:
@@ -202,8 +204,17 @@ class MonitorResult(AuditResult):
             head = (f"verdict {self.verdict} at record {self.stop} with failure probability "
                     f"{self.failure_prob:.6g} ≤ {self.failure_budget:g} [{self.split} split]")
         cols = ["repr", "value", "epsilon", "failure_prob", "n"]
-        table = self.terms[cols].to_string(index=False, float_format=lambda x: f"{x:.6g}")
-        return f"{self._program.spec.to_text()}\n{head}\n{table}"
+        terms = self.terms[cols]
+        more = ""
+        if limit:
+            cut = terms["repr"].str.len() > 100
+            terms = terms.assign(repr=terms["repr"].where(~cut, terms["repr"].str[:99] + "…"))
+            if len(terms) > limit:
+                more = (f"\n... and {len(terms) - limit:,} more term(s) (--limit 0 prints them "
+                        "all, in full; --format json has every field)")
+                terms = terms.head(limit)
+        table = terms.to_string(index=False, float_format=lambda x: f"{x:.6g}")
+        return f"{self._program.spec.to_text()}\n{head}\n{table}{more}"
 
     def __str__(self) -> str:
         return self.summary()
