@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from pcfair.errors import DataError, OptionError, UnknownValueWarning
 from pcfair.inference.marginals import log_marginals
-from pcfair.learn.recipe import model_frame
+from pcfair.learn.recipe import UNKNOWN_HINT, model_frame
 
 
 def _check_entries(arr: np.ndarray) -> None:
@@ -176,8 +176,8 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
             try:
                 frame = model_frame(c, frame)  # binned, unknowns checked
             except DataError as err:  # said once per call, then read as unobserved
-                warnings.warn(f"{err.args[0].split('; to treat')[0]}: read as unobserved "
-                              "(handle_unknown='missing'; 'error' refuses such rows)",
+                warnings.warn(f"{err.args[0].replace('; ' + UNKNOWN_HINT, '')}: read as "
+                              "unobserved (handle_unknown='missing'; 'error' refuses such rows)",
                               UnknownValueWarning, stacklevel=3)
                 frame = model_frame(c, frame, unknown="missing")
         else:

@@ -75,6 +75,12 @@ def _strip_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return out, changed
 
 
+#: The way out every unknown-value error names (``PCClassifier`` drops it from the message
+#: when it reads the value as unobserved instead).
+UNKNOWN_HINT = ("to treat such cells as unobserved, pass unknown='missing' (PCClassifier: "
+                "handle_unknown='missing'; the command line: --unknown missing)")
+
+
 def _check_unknown(unknown: str) -> None:
     if unknown not in UNKNOWN:
         raise OptionError(f"unknown= must be one of {UNKNOWN}, not {unknown!r}")
@@ -191,20 +197,15 @@ class Recipe:
                 if unknown == "error":
                     value = raw[bad].iloc[0]
                     raise DataError(f"column {c!r} was binned when learning and holds the "
-                                    f"non-number {value!r}; to treat such cells as "
-                                    "unobserved, pass unknown='missing' (PCClassifier: "
-                                    "handle_unknown='missing'; the command line: --unknown "
-                                    "missing)")
+                                    f"non-number {value!r}; {UNKNOWN_HINT}")
             outside = (numbers < edges[0]) | (numbers > edges[-1])
             if outside.any():
                 if unknown == "error":
                     value = raw[outside].iloc[0]
                     raise DataError(f"column {c!r} holds {_plain(value)!r}, outside the range "
                                     f"the model was learned on [{edges[0]:g}, {edges[-1]:g}] "
-                                    f"({int(outside.sum()):,} such cell(s)); to treat such "
-                                    "cells as unobserved, pass unknown='missing' (PCClassifier: "
-                                    "handle_unknown='missing'; the command line: --unknown "
-                                    "missing)")
+                                    f"({int(outside.sum()):,} such cell(s)); "
+                                    f"{UNKNOWN_HINT}")
                 numbers = numbers.where(~outside)
             cut = apply_bins(pd.DataFrame({c: numbers}), {c: np.asarray(edges)})[c]
             values = cut.astype(object).where(~binned, raw.astype(str)) if kept else \
@@ -360,9 +361,7 @@ def _known_values(series: pd.Series, variables, name: str, unknown: str) -> pd.S
         domain = list(variables.domains[variables.index(name)])
         raise DataError(f"column {name!r} has value {_plain(bad[0])!r}, not seen in training "
                         f"(its values are {domain[:12]}{' …' if len(domain) > 12 else ''}); "
-                        "to treat such cells as unobserved, pass unknown='missing' "
-                        "(PCClassifier: handle_unknown='missing'; the command line: "
-                        "--unknown missing)")
+                        f"{UNKNOWN_HINT}")
     return series.where(~series.isin(bad))
 
 
@@ -489,15 +488,6 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
     frame, dropped = drop_constant_columns(frame, keep=(decision,))  # after binning: one bin
     edges = {c: e for c, e in edges.items() if c not in dropped}  # is constant too
     rest = None
-    values = [_plain(v) for v in pd.unique(frame[decision].dropna())]
-    if favorable is not None and len(values) > 2:  # favourable against the rest
-        match = [v for v in values if v == favorable or str(v) == str(favorable)]
-        if not match:
-            raise VariableError(f"favourable value {favorable!r} is not a value of the decision "
-                                f"{decision!r} (its values are {sorted(values, key=str)})")
-        favorable, rest = str(match[0]), f"not {match[0]}"
-        frame = frame.assign(**{decision: _one_against_rest(frame[decision], favorable, rest)})
-    check_binary_decision(frame, decision)
     if favorable is not None:
         values = [_plain(v) for v in pd.unique(frame[decision].dropna())]
         match = [v for v in values if v == favorable or str(v) == str(favorable)]
@@ -505,6 +495,11 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
             raise VariableError(f"favourable value {favorable!r} is not a value of the decision "
                                 f"{decision!r} (its values are {sorted(values, key=str)})")
         favorable = match[0]
+        if len(values) > 2:  # favourable against the rest
+            favorable, rest = str(match[0]), f"not {match[0]}"
+            frame = frame.assign(**{decision: _one_against_rest(frame[decision], favorable,
+                                                                 rest)})
+    check_binary_decision(frame, decision)
     recipe = Recipe(columns=columns, header=header, strip=strip,
                     bins={c: tuple(float(x) for x in e) for c, e in edges.items()},
                     dropped={**{str(c): "left out when learning (drop)" for c in drop},
@@ -564,19 +559,19 @@ def _bin_placeholder_columns(frame: pd.DataFrame, decision: str, bins):
     named = dict(bins) if isinstance(bins, Mapping) else None
     todo = {c: (named.get(c) if named is not None else bins) for c in held}
     missing = [c for c, n in todo.items() if n is None]
+    share = {c: frame[c].astype(str).isin(held[c]).mean() for c in held}
     if missing:
         c = missing[0]
-        share = frame[c].astype(str).isin(held[c]).mean()
         raise DataError(f"column {c!r} holds numbers and the text {list(held[c])} "
-                        f"({share:.0%} of rows): bin its numbers with bins=N (the command "
-                        "line: --bins N); each text is then kept as a value of its own")
+                        f"({share[c]:.0%} of rows): bin its numbers with bins=N (the "
+                        "command line: --bins N); each text is then kept as a value of its own")
     out = frame.copy()
     edges = {}
     for c, n in todo.items():
         out[c], edges[c] = bin_with_placeholders(frame[c], n, held[c])
-        share = frame[c].astype(str).isin(held[c]).mean()
-        warnings.warn(f"column {c!r} holds numbers and the text {list(held[c])} ({share:.0%} "
-                      f"of rows): its numbers are binned, the text kept as a value of its own",
+        warnings.warn(f"column {c!r} holds numbers and the text {list(held[c])} "
+                      f"({share[c]:.0%} of rows): its numbers are binned, the text kept as a value "
+                      "of its own",
                       PCFairWarning, stacklevel=3)
     rest = ({c: n for c, n in named.items() if c not in held} if named is not None else bins)
     return out, held, edges, rest
