@@ -758,6 +758,19 @@ def _dry_run(args) -> int:
     return EXIT_OK
 
 
+def _check_distinct_rows(args) -> None:
+    """Refuse ``patterns --distinct-rows`` where it has no meaning, before any work."""
+    if args.data is None:
+        raise OptionError("--distinct-rows needs --data TABLE.csv: the table (e.g. the "
+                          "training data) whose rows tell the patterns apart")
+    if args.kind != "topk":
+        raise OptionError(f"--distinct-rows lists a top-k: it goes with --kind topk, not "
+                          f"--kind {args.kind}")
+    if args.engine == "sample" or args.count:
+        raise OptionError("--distinct-rows goes with an exact engine's listing, not "
+                          + ("--engine sample" if args.engine == "sample" else "--count"))
+
+
 def _cmd_patterns(args) -> int:
     import json
 
@@ -768,6 +781,8 @@ def _cmd_patterns(args) -> int:
     if args.credible is not None and (args.out is not None or args.count):
         raise OptionError("--credible adds intervals to printed patterns; it does not go with "
                           "--out or --count")
+    if args.distinct_rows:
+        _check_distinct_rows(args)
     _check_output(args.out, (".csv",))
     pc = _load(args)
     data = _model_data(pc, args)
@@ -790,7 +805,8 @@ def _cmd_patterns(args) -> int:
                            favorable=args.favorable, engine=args.engine,
                            time_limit=args.time_limit, count_only=args.count,
                            n_jobs=args.jobs, executor=args.scheduler, out=args.out,
-                           min_support=args.min_support, data=data)
+                           min_support=args.min_support, data=data,
+                           distinct_rows=args.distinct_rows)
         if args.out is not None:
             print(f"{ps.count} pattern(s) written to {args.out} (engine {ps.engine}, "
                   f"complete {ps.complete})")
@@ -814,9 +830,10 @@ def _cmd_patterns(args) -> int:
         frame = ps.to_frame().drop(columns=["x_dict", "y_dict"])
         if any(p.probability < 1e-300 for p in ps.patterns):  # below doubles: from the logs
             frame["probability"] = [p.probability_text() for p in ps.patterns]
+        distinct = f"; distinct rows of {args.data}" if args.distinct_rows else ""
         print(f"{ps.count} {args.kind} pattern(s) at delta {args.delta} "
               f"(engine {ps.engine}, complete {ps.complete}; favourable "
-              f"{ps.decision}={ps.favorable})")
+              f"{ps.decision}={ps.favorable}{distinct})")
         shown = frame if not args.limit else frame.head(args.limit)
         if len(shown):
             print(shown.to_string(index=False))
@@ -829,6 +846,10 @@ def _cmd_patterns(args) -> int:
         if len(shown) < len(frame):
             print(f"... and {len(frame) - len(shown):,} more (--limit 0 prints them all; "
                   "--format csv or --out FILE.csv writes them)")
+        if args.distinct_rows:
+            print(f"note: distinct rows: {ps.stats['distinct_rows']['merged']:,} pattern(s) "
+                  f"matching the same rows of {args.data} as one listed above them were left "
+                  "out (patterns matching no row are kept)")
         floor = floor_note(ps.stats)
         if floor is not None:
             print(f"note: {floor}")
@@ -958,6 +979,11 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=positive_int, default=None, help="how many for --kind topk (10)")
     p.add_argument("--rank-by", choices=("discrimination", "divergence"),
                    default="discrimination")
+    p.add_argument("--distinct-rows", action="store_true",
+                   help="with --kind topk and --data: the k best patterns of which no two "
+                        "match the same rows of the table (rephrasings of the same people "
+                        "are left out, the higher-ranked one kept; patterns matching no row "
+                        "are kept)")
     p.add_argument("--count", action="store_true", help="print only the number of patterns")
     p.add_argument("--out", default=None, metavar="FILE.csv",
                    help="with --kind all: stream every pattern to this CSV file (any number "
@@ -1051,13 +1077,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     Errors pcfair reports on purpose (:class:`~pcfair.errors.PCFairError`), ``ValueError`` and
     ``OSError`` (a missing or unreadable file) are bad input: one line on stderr, exit 2. Any
     other exception is a bug: one line naming it, exit 4 (:data:`EXIT_INTERNAL_ERROR`);
-    ``--debug`` or ``PCFAIR_DEBUG=1`` adds the traceback. Ctrl-C exits 130.
+    ``--debug`` or ``PCFAIR_DEBUG=1`` adds the traceback. Ctrl-C exits 130. A command that
+    compiles numba kernels (the first run on a machine) says so on stderr, and how long it took,
+    where a progress bar would show (:func:`pcfair._compile.compile_notice`).
     """
     debug = _debug_requested(argv)
     try:
         parser = build_parser(lazy=True)
         args = parser.parse_args(argv)
-        with warnings.catch_warnings():
+        from pcfair._compile import compile_notice
+
+        with warnings.catch_warnings(), compile_notice():
             warnings.showwarning = _one_line_warnings(warnings.showwarning)
             return int(args.func(args))
     except KeyboardInterrupt:

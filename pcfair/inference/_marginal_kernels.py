@@ -62,6 +62,12 @@ def _sweep(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_
 
 _BLOCK = 32
 
+#: Node-row evaluations (rows × nodes) below which :func:`log_marginals_serial` runs instead of
+#: :func:`log_marginals_kernel`: a sweep this small takes a fraction of a millisecond, little
+#: for threads to save and about what waking them costs; a command that stays below it never
+#: compiles the threaded kernel.
+PARALLEL_MIN_WORK = 1 << 16
+
 
 @njit(cache=True)
 def _sweep_block(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
@@ -185,11 +191,14 @@ def log_marginals_kernel(kind, var, value, param_ptr, params, lognorm, edge_ptr,
                     edge_logw, max_degree, evidence, out, w * per, min(n_blocks, (w + 1) * per))
 
 
-@njit(cache=True)
 def log_marginals_serial(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a,
-                         edge_b, edge_logw, max_degree, evidence, out):
-    """:func:`log_marginals_kernel` on one thread: for a few rows (as the pattern search
-    asks), where waking the thread pool costs more than the sweep."""
+                         edge_b, edge_logw, max_degree, evidence, out) -> None:
+    """:func:`log_marginals_kernel` on one thread: for little work (as the pattern search
+    asks), where waking the thread pool costs more than the sweep.
+
+    A Python function: it calls :func:`_row_blocks` with Python ints (typed int64), the very
+    specialisation the threaded kernel compiles, where a compiled caller passing the constant
+    0 would compile a second one for the literal ``0``."""
     _row_blocks(kind, var, value, param_ptr, params, lognorm, edge_ptr, edge_a, edge_b,
                 edge_logw, max_degree, evidence, out, 0,
                 (evidence.shape[0] + _BLOCK - 1) // _BLOCK)

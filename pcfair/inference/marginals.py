@@ -1,7 +1,9 @@
 """Marginal and conditional probabilities by one bottom-up pass.
 
-``log_marginals`` runs a numba kernel (rows split over all cores) or, with ``backend="numpy"``,
-a per-node loop vectorised over the batch; both give the same numbers to rounding.
+``log_marginals`` runs a numba kernel (rows split over all cores where rows × nodes reaches
+:data:`._marginal_kernels.PARALLEL_MIN_WORK`, one thread below, with the same numbers) or, with
+``backend="numpy"``, a per-node loop vectorised over the batch; both give the same numbers to
+rounding.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def log_marginals(circuit: Circuit, evidence: np.ndarray, *, backend: str = "num
         )
     if backend == "numba":
         out = np.empty(ev.shape[0])
-        kernel = K.log_marginals_serial if ev.shape[0] <= 2 * K._BLOCK else K.log_marginals_kernel
+        few = ev.shape[0] <= 2 * K._BLOCK or ev.shape[0] * circuit.num_nodes < K.PARALLEL_MIN_WORK
+        kernel = K.log_marginals_serial if few else K.log_marginals_kernel
         kernel(*kernel_args(circuit), ev, out)
         return out
     if backend == "numpy":

@@ -429,7 +429,9 @@ def score_leaves(leaves, combos, thresholds, totals, top, div, pareto, listing, 
             a1 = t[2 * ixy]
             a0 = t[2 * ixy + 1]
             if k_top > 0 and (top_sizes[0] < k_top or mag > top_vals[0, 0]):
-                _heap_offer(top_vals, top_idx, top_pay, top_sizes, 0, mag, index, score)
+                # heap np.int64(0), not the literal 0: the divergence heaps' specialisation
+                _heap_offer(top_vals, top_idx, top_pay, top_sizes, np.int64(0), mag, index,
+                            score)
             if need_div:
                 have_rest = False
                 m1 = m0 = 0.0

@@ -16,6 +16,7 @@ certifies "fair". The sampling miner, which never certifies, has its own functio
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -27,6 +28,8 @@ from pcfair.patterns import engines
 from pcfair.patterns._arguments import (
     KINDS,
     RANKS,
+    Problem,
+    Request,
     as_circuit,
     check_fraction,
     resolve_problem,
@@ -53,7 +56,12 @@ from pcfair.patterns.scores import THRESHOLD_ATOL
 from pcfair.patterns.search_types import SearchOptions
 from pcfair.patterns.summaries import pareto_mask
 from pcfair.learn.recipe import model_frame
-from pcfair.patterns.support import SUPPORTED_WITNESS_SECONDS, rare_below, with_row_counts
+from pcfair.patterns.support import (
+    SUPPORTED_WITNESS_SECONDS,
+    distinct_by_rows,
+    rare_below,
+    with_row_counts,
+)
 
 __all__ = ["Certificate", "KINDS", "Pattern", "PatternSet", "RANKS", "as_circuit", "certify",
            "find_patterns", "pattern_census", "sample_patterns", "supported_witness"]
@@ -66,7 +74,8 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                   progress: bool | None = None,
                   search_options: SearchOptions = SearchOptions(),
                   n_jobs: int = 1, executor=None, out=None,
-                  min_support: float = 0.0, data=None) -> PatternSet:
+                  min_support: float = 0.0, data=None,
+                  distinct_rows: bool = False) -> PatternSet:
     """Find discrimination patterns of ``pc`` (see the module docstring).
 
     Parameters
@@ -132,6 +141,18 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
         A table of the model's variables (e.g. its training data): every returned pattern
         then carries ``rows``, the number of rows matching ``x ∪ y``
         (:func:`pcfair.patterns.support.count_rows`).
+    distinct_rows : bool, default False
+        With ``kind="topk"`` and ``data``: the ``k`` best patterns of which no two match the
+        same rows of ``data`` (rephrasings such as ``s=1 | a=0`` and ``s=1 | a=0, b=1`` where
+        every row with ``a=0`` has ``b=1``). Of patterns with the same rows the higher-ranked
+        is kept (on a tie of the ranking, the engine's first). Patterns that match no row are
+        never merged with each other ("no rows" says nothing about whom they describe); they
+        are kept like any other. The engine is asked for ``k`` patterns, then for twice as
+        many, and so on, until ``k`` are distinct or its list runs out; ``time_limit`` covers
+        every round, and a run it cuts is incomplete. ``stats["distinct_rows"]`` says how
+        many patterns were merged away (``merged``), how many the last round listed
+        (``fetched``) and the rounds. Any other ``kind``, or ``count_only``, is an
+        :class:`~pcfair.errors.OptionError`, as is a missing ``data``.
 
     Returns
     -------
@@ -149,6 +170,23 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
     >>> ps = find_patterns(pc, "d", ["s"], 0.1)
     >>> [(p.text(), round(p.score, 4)) for p in ps]
     [('s=0', -0.25), ('s=1', 0.1667)]
+
+    With ``distinct_rows``, rephrasings of the same rows count once: every row of this table
+    has ``z=0``, so ``s=0`` describes the people ``s=0 | z=0`` does, and is left out;
+    ``s=0 | z=1`` matches no row and stays:
+
+    >>> import pandas as pd
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1]})
+    >>> pc = b.build(b.decision([
+    ...     (b.indicator("d", 1), b.product(b.categorical("s", [0.2, 0.8]),
+    ...                                     b.categorical("z", [0.9, 0.1])), 0.5),
+    ...     (b.indicator("d", 0), b.product(b.categorical("s", [0.6, 0.4]),
+    ...                                     b.categorical("z", [0.8, 0.2])), 0.5)]))
+    >>> table = pd.DataFrame({"s": [0, 1, 1], "z": [0, 0, 0]})
+    >>> top = find_patterns(pc, "d", ["s"], 0.1, kind="topk", k=3, data=table,
+    ...                     distinct_rows=True)
+    >>> [(p.text(), p.rows) for p in top], top.stats["distinct_rows"]["merged"]
+    ([('s=0 | z=0', 1), ('s=0 | z=1', 0), ('s=1', 2)], 1)
     """
     problem = resolve_problem(pc, decision, sensitive, favorable)
     name = engines.check_engine(engine, kind)
@@ -157,11 +195,51 @@ def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "a
                               time_limit=time_limit, n_jobs=n_jobs, executor=executor,
                               progress=progress, max_bytes=max_bytes,
                               search_options=search_options)
+    if distinct_rows:
+        _check_distinct_rows(request, data)
     data = None if data is None else model_frame(problem.pc, data)  # fails before the work
-    res = engines.answer(problem, request)
-    found = to_pattern_set(problem.pc, problem.d, problem.fav, res, kind, request.delta,
-                           rank_by, count_only, request.deadline)
+    if distinct_rows:
+        found = _distinct_top(problem, request, data)
+    else:
+        res = engines.answer(problem, request)
+        found = to_pattern_set(problem.pc, problem.d, problem.fav, res, kind, request.delta,
+                               rank_by, count_only, request.deadline)
     return with_row_counts(found, problem.pc, data)
+
+
+def _check_distinct_rows(request: Request, data) -> None:
+    """Refuse ``distinct_rows=True`` where it has no meaning (see :func:`find_patterns`)."""
+    if data is None:
+        raise OptionError("distinct_rows=True needs data=: the table (e.g. the training "
+                          "data) whose rows tell the patterns apart")
+    if request.kind != "topk":
+        raise OptionError(f"distinct_rows=True lists a top-k: it goes with kind='topk', not "
+                          f"{request.kind!r}")
+    if request.count_only:
+        raise OptionError("distinct_rows=True lists the patterns; it does not go with "
+                          "count_only=True")
+
+
+def _distinct_top(problem: Problem, request: Request, data: pd.DataFrame) -> PatternSet:
+    """The top ``request.k`` patterns that match pairwise-distinct rows of ``data``: the
+    engine's top-k without the rephrasings (:func:`~pcfair.patterns.support.distinct_by_rows`),
+    asked again for twice as many while fewer than ``k`` are distinct, the engine's list was
+    full, and its deadline (one for every round) has not passed."""
+    fetch, rounds = request.k, 0
+    while True:
+        rounds += 1
+        res = engines.answer(problem, request.but(k=fetch))
+        found = to_pattern_set(problem.pc, problem.d, problem.fav, res, request.kind,
+                               request.delta, request.rank_by, False, request.deadline)
+        kept, merged = distinct_by_rows(problem.pc, found.patterns, data, request.k)
+        settled = len(kept) == request.k or len(found.patterns) < fetch
+        if settled or not found.complete or request.expired():
+            break
+        fetch *= 2
+    stats = {**found.stats, "distinct_rows": {"merged": merged, "fetched": len(found.patterns),
+                                              "rounds": rounds}}
+    return dataclasses.replace(found, patterns=kept, count=len(kept), stats=stats,
+                               complete=found.complete and settled)
 
 
 def certify(pc: Circuit, decision, sensitive, delta: float, favorable=None, engine: str = "auto",

@@ -4,7 +4,9 @@ A pattern's probability ``P(x, y)`` says how much of the *model's* population it
 the model was learned from (or is audited on) a table, the number of rows matching ``x ∪ y`` says
 how many actual people stand behind it, which is what a reviewer asks first of a headline
 pattern. :func:`count_rows` counts them; :func:`with_row_counts` fills :attr:`Pattern.rows` of a
-result (:class:`~pcfair.patterns.api.Certificate` or :class:`~pcfair.patterns.api.PatternSet`).
+result (:class:`~pcfair.patterns.api.Certificate` or :class:`~pcfair.patterns.api.PatternSet`);
+:func:`distinct_by_rows` keeps one pattern of each set of rows (a top-k of distinct people,
+``find_patterns(..., distinct_rows=True)``).
 
 Raw rows are first put in the model's values by its recipe, if it has one
 (:func:`pcfair.learn.recipe.model_frame`: trimmed, binned). Values are then read the way evidence is (:meth:`pcfair.circuit.variables.Variables.value_index`):
@@ -24,8 +26,8 @@ from pcfair.circuit.circuit import Circuit
 from pcfair.errors import DataError
 from pcfair.learn.recipe import model_frame, read_table
 
-__all__ = ["RARE_PROBABILITY", "SUPPORTED_WITNESS_SECONDS", "count_rows", "rare_below",
-           "rare_text", "read_table", "with_row_counts"]
+__all__ = ["RARE_PROBABILITY", "SUPPORTED_WITNESS_SECONDS", "count_rows", "distinct_by_rows",
+           "rare_below", "rare_text", "read_table", "with_row_counts"]
 
 #: A pattern less probable than this describes (almost) nobody (see :func:`rare_below`).
 RARE_PROBABILITY = 1e-4
@@ -73,25 +75,92 @@ def count_rows(circuit: Circuit, patterns, data: "pd.DataFrame | str | os.PathLi
     >>> count_rows(pc, [p], df).tolist()
     [1]
     """
+    masks, weights = _row_masks(circuit, patterns, data)
+    return np.array([int(weights[m].sum()) for m in masks], np.int64)
+
+
+def _row_masks(circuit: Circuit, patterns, data) -> tuple[list[np.ndarray], np.ndarray]:
+    """Which rows of ``data`` match each pattern's ``x ∪ y``: the rows are taken once per
+    distinct combination of the values the patterns assign (so a mask is as long as there are
+    such combinations, not rows), with ``weights`` the number of rows of each. Masks of one
+    call are comparable to each other, not to another call's."""
     patterns = list(patterns)
     frame = model_frame(circuit, data)
-    names = set(circuit.names)
     needed = sorted({k for p in patterns for k in (*p.x, *p.y)}, key=circuit.variables.index)
     missing = [v for v in needed if v not in frame.columns]
     if missing:
         raise DataError(f"the data have no column for {missing}; the patterns assign them "
                         f"(columns: {list(frame.columns)[:12]})")
-    cols = [c for c in frame.columns if c in names and c in needed]
-    codes = circuit.variables.evidence_matrix(frame[cols]) if cols else \
-        np.empty((len(frame), circuit.num_variables), np.int32)
-    out = np.zeros(len(patterns), np.int64)
-    for i, p in enumerate(patterns):
-        match = np.ones(len(frame), bool)
+    columns = [circuit.variables.index(v) for v in needed]
+    codes = (circuit.variables.evidence_matrix(frame[needed])[:, columns] if needed else
+             np.empty((len(frame), 0), np.int32))
+    distinct, weights = np.unique(codes, axis=0, return_counts=True)
+    where = {v: j for j, v in enumerate(needed)}
+    masks = []
+    for p in patterns:
+        match = np.ones(len(distinct), bool)
         for name, value in (*p.x.items(), *p.y.items()):
             v = circuit.variables.index(name)
-            match &= codes[:, v] == circuit.variables.value_index(v, value)
-        out[i] = int(match.sum())
-    return out
+            match &= distinct[:, where[name]] == circuit.variables.value_index(v, value)
+        masks.append(match)
+    return masks, weights
+
+
+def distinct_by_rows(circuit: Circuit, patterns, data, k: int | None = None
+                     ) -> tuple[list, int]:
+    """``patterns`` in their order, less each one that matches the same rows of ``data`` as a
+    pattern kept before it (rephrasings such as ``s=1 | a=0`` and ``s=1 | a=0, b=1`` where
+    every row with ``a=0`` has ``b=1``). A pattern that matches no row is always kept: "no
+    rows" says nothing about whom it describes, so such patterns are not merged with each
+    other.
+
+    Parameters
+    ----------
+    circuit : Circuit
+        The model the patterns come from (see :func:`count_rows`).
+    patterns : iterable of Pattern
+        In rank order: of patterns with the same rows, the first is kept.
+    data : DataFrame or path to a CSV file
+        The rows (see :func:`count_rows`).
+    k : int, optional
+        Stop after this many kept patterns.
+
+    Returns
+    -------
+    (list of Pattern, int)
+        The kept patterns (at most ``k``) and how many were left out before the last of them
+        (merged into one ranked above: same rows).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> from pcfair.patterns.api import Pattern
+    >>> b = CircuitBuilder({"s": [0, 1], "a": [0, 1], "b": [0, 1]})
+    >>> pc = b.build(b.product(b.categorical("s", [0.5, 0.5]), b.categorical("a", [0.5, 0.5]),
+    ...                        b.categorical("b", [0.5, 0.5])))
+    >>> df = pd.DataFrame({"s": [1, 1, 0], "a": [0, 1, 0], "b": [1, 0, 1]})   # b = 1 - a
+    >>> ps = [Pattern({"s": 1}, y, 0.3, 0.2, 0.0) for y in ({"a": 0}, {"a": 0, "b": 1},
+    ...                                                     {"b": 1}, {"a": 1})]
+    >>> kept, merged = distinct_by_rows(pc, ps, df)
+    >>> [p.text() for p in kept], merged
+    (['s=1 | a=0', 's=1 | a=1'], 2)
+    """
+    patterns = list(patterns)
+    masks, _ = _row_masks(circuit, patterns, data)
+    seen: set = set()
+    kept, merged = [], 0
+    for p, mask in zip(patterns, masks):
+        if k is not None and len(kept) >= k:
+            break
+        key = np.packbits(mask).tobytes() if mask.any() else None
+        if key in seen:
+            merged += 1
+            continue
+        if key is not None:
+            seen.add(key)
+        kept.append(p)
+    return kept, merged
 
 
 def with_row_counts(result, circuit: Circuit, data):
