@@ -198,9 +198,9 @@ def test_a_summary_the_engine_cannot_give_is_explained(compas, monkeypatch):
     page = read_html(report(pc, decision, sensitive, DELTA))
     assert "minimal-table" not in page.tables and "maximal-table" in page.tables
     assert page.notes["minimal"] == [
-        ("Unavailable with the lattice engine: SpecError: minimal patterns are not available "
-         "from this engine")]
-    md = report(pc, decision, sensitive, DELTA, format="markdown")
+        ("Unavailable with the engine chosen by cost (auto): SpecError: minimal patterns are "
+         "not available from this engine")]
+    md = report(pc, decision, sensitive, DELTA, format="markdown", engine="lattice")
     assert "> Unavailable with the lattice engine: SpecError" in md
 
 
@@ -370,3 +370,22 @@ def test_a_witness_that_is_not_significant_in_a_robustly_unfair_model_is_not_cal
     assert "noise" not in text and "200 of 200 have some pattern" in text
     assert "noise" in _witness_robustness(weak, unsure, 0.9)
     assert "noise" in _witness_robustness(weak, undecided, 0.9)
+
+
+def test_each_query_of_the_report_goes_to_the_engine_table(compas, monkeypatch):
+    """Under ``auto`` the report does not keep the certificate's engine for every query: here
+    the search answers the certification (it is made to glance first and the lattice is
+    never "quick"), and the minimal patterns, which only the lattice gives, are still there."""
+    from pcfair.patterns import engines
+
+    pc, decision, sensitive = compas
+    monkeypatch.setattr(engines, "GLANCE_POINTS", 0)
+    monkeypatch.setattr(engines, "QUICK_SECONDS", -1.0)
+    cert = pcfair.certify(pc, decision, sensitive, DELTA)
+    assert cert.engine == "search" and cert.fair is False
+    page = read_html(report(pc, decision, sensitive, DELTA))
+    assert dict(page.tables["certificate"].rows)["engine"] == "search"
+    assert "minimal-table" in page.tables and "minimal" not in page.notes
+    lattice = pcfair.find_patterns(pc, decision, sensitive, DELTA, kind="minimal",
+                                   engine="lattice")
+    assert len(page.tables["minimal-table"].rows) == min(len(lattice.patterns), LIMIT)

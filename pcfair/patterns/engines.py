@@ -796,6 +796,55 @@ def choose(problem: Problem, request: Request) -> EngineResult:
     return res
 
 
+def engine_for_repeats(problem: Problem, request: Request) -> str:
+    """The one concrete engine that answers ``request`` on many models of ``problem``'s shape
+    (posterior draws): the engine asked for, or under ``"auto"`` the engine :func:`choose`
+    runs on ``problem`` itself (its ``stats["engine"]``), or the lattice where that is the
+    sampler (a witness hunt, never complete: a repeat must be exact, and the sampler runs only
+    where no search applies). The models share the structure, so the engine that answers
+    fastest on one applies to all; weighing the engines again for each (the probes) would
+    cost most of the time.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.45, 0.55]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.5, 0.5]), 0.5)]))
+    >>> problem = resolve_problem(pc, "d", ["s"], None)
+    >>> engine_for_repeats(problem, resolve_request("certify", 0.05, progress=False))
+    'lattice'
+    """
+    if request.engine != "auto":
+        return request.engine
+    res = choose(problem, request.but(progress=False))
+    name = res.stats.get("engine", res.engine)
+    return "lattice" if name == "sample" else name
+
+
+def lists_by_lattice(problem: Problem, request: Request) -> bool:
+    """Whether ``request`` is answered by the lattice: the engine asked for, or under
+    ``"auto"`` the choice of :func:`decide` (estimates and probes, about a second; a probe
+    that answers counts as the search's). A caller that needs several results of the same
+    model (a report's counts at every δ) then takes them from one lattice pass.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.45, 0.55]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.5, 0.5]), 0.5)]))
+    >>> problem = resolve_problem(pc, "d", ["s"], None)
+    >>> lists_by_lattice(problem, resolve_request("all", 0.01, engine="search"))
+    False
+    >>> lists_by_lattice(problem, resolve_request("all", 0.01, progress=False))
+    True
+    """
+    if request.engine != "auto":
+        return ALIASES.get(request.engine, request.engine) == "lattice"
+    return decide(problem, request.but(progress=False)).choice.engine == "lattice"
+
+
 def _announce(engine: str, seconds: float | None, request: Request, note: str) -> None:
     """Say what a long run is before it starts (standard error, when progress is shown)."""
     if not show_progress(request.progress):

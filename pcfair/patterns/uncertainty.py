@@ -42,10 +42,13 @@ from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.inference.posterior import BootstrapPosterior, ParameterCounts, ParameterPosterior
 
-__all__ = ["FairnessProbability", "METHODS", "fairness_probability", "pattern_draws",
+__all__ = ["FairnessProbability", "METHODS", "draw_engine", "fairness_probability",
+           "pattern_draws",
            "posterior_of", "significance_census", "with_intervals"]
 
 DEFAULT_DRAWS = 200
+#: Blocks of draws per worker of :func:`fairness_probability` (what its bar counts).
+DRAW_BLOCKS = 20
 #: Where draws come from: the parameter posterior, or re-learning on resampled rows.
 METHODS = ("posterior", "bootstrap")
 
@@ -225,6 +228,7 @@ class FairnessProbability:
     unfair: int
     incomplete: int
     seconds: float
+    engine: str | None = None  # the concrete engine that certified every draw
 
     @property
     def probability(self) -> float:
@@ -248,7 +252,7 @@ class FairnessProbability:
         return {"delta": self.delta, "draws": self.draws, "fair": self.fair,
                 "unfair": self.unfair, "incomplete": self.incomplete,
                 "probability": self.probability, "upper": self.upper,
-                "stderr": self.stderr, "seconds": self.seconds}
+                "stderr": self.stderr, "seconds": self.seconds, "engine": self.engine}
 
     def robustly_unfair(self, level: float) -> bool:
         """Whether at least a ``level`` share of the draws is certified unfair (the
@@ -268,6 +272,8 @@ class FairnessProbability:
         """One line for people."""
         out = (f"P(δ-fair at {self.delta:g}) = {self.probability:.3f} ± {self.stderr:.3f} "
                f"(Monte-Carlo s.e.; {self.fair} of {self.draws} posterior draws certified fair")
+        if self.engine is not None:
+            out += f" by {self.engine}"
         if self.incomplete:
             out += f", {self.incomplete} undecided: at most {self.upper:.3f}"
         return out + ")"
@@ -299,7 +305,7 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
                          engine: str = "auto", time_limit: float | None = None,
                          random_state=None, n_jobs: int = 1, executor=None,
                          method: str = "posterior", structure: str = "clt",
-                         **options) -> FairnessProbability:
+                         progress: bool | None = None, **options) -> FairnessProbability:
     """The posterior probability that the model is δ-fair: every draw certified exactly.
 
     Parameters
@@ -310,6 +316,9 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
     data : DataFrame or CSV path, optional
         The training rows, for a model that carries no counts.
     engine : str, default "auto"
+        The engine of every draw. ``"auto"`` is resolved once, on the point model, by
+        :func:`draw_engine`: the draws share its choice instead of weighing the engines
+        again for each draw (the probes would cost most of the time).
     time_limit : float, optional
         Seconds per draw; a draw cut by it is counted as incomplete, never fair.
     random_state : None, int or Generator
@@ -321,12 +330,15 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
         in one process.
     method, structure
         ``"posterior"`` or ``"bootstrap"``: see :func:`posterior_of`.
+    progress : bool, optional
+        A bar over the draws on standard error (default: when it is a terminal).
     **options
         Passed to :func:`pcfair.certify` (``min_support``...).
 
     Returns
     -------
     FairnessProbability
+        With ``engine``, the concrete engine that certified the draws.
 
     Examples
     --------
@@ -344,15 +356,21 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
     posterior = posterior_of(model, data, method, structure)
     t0 = time.perf_counter()
     rng = check_random_state(random_state)
-    options = {"favorable": favorable, "engine": engine, "time_limit": time_limit, **options}
+    options = {"favorable": favorable, "time_limit": time_limit, "progress": False, **options}
     workers = 1 if executor is not None else resolve_n_jobs(n_jobs)
-    parts = min(draws, max(1, 4 * workers) if executor is None else max(1, draws // 10))
+    # blocks of a few draws: the bar moves, and each block reads the circuit once
+    parts = min(draws, DRAW_BLOCKS * workers if executor is None else max(1, draws // 10))
     if method == "bootstrap":  # each draw its own structure: the circuits travel
-        models = [to_dict(c) for c in posterior.circuits(draws, rng)]
+        circuits = list(posterior.circuits(draws, rng))
+        options["engine"] = draw_engine(circuits[0], decision, sensitive, delta, engine,
+                                        options)
+        models = [to_dict(c) for c in circuits]
         tasks = [(block, None, decision, sensitive, float(delta), options)
                  for block in np.array_split(np.array(models, dtype=object), parts)]
     else:  # one structure: the parameter rows travel
         rows = posterior.sample_log_parameters(draws, rng)
+        options["engine"] = draw_engine(posterior.circuit, decision, sensitive, delta, engine,
+                                        options)
         circuit = to_dict(posterior.circuit)
         tasks = [(circuit, block, decision, sensitive, float(delta), options)
                  for block in np.array_split(rows, parts)]
@@ -362,10 +380,38 @@ def fairness_probability(model, decision, sensitive, delta: float, *,
         totals[:] += counts
 
     map_chunks(_certify_draws, tasks, merge, executor=executor, n_jobs=n_jobs,
-               progress=False, desc="draws")
+               progress=progress, desc=f"posterior draws ({draws}, in blocks)")
     return FairnessProbability(float(delta), int(draws), int(totals[0]), int(totals[1]),
-                               int(totals[2]), time.perf_counter() - t0)
+                               int(totals[2]), time.perf_counter() - t0, options["engine"])
 
+
+def draw_engine(point, decision, sensitive, delta: float, engine: str, options: dict) -> str:
+    """The one engine that certifies every posterior draw (``options`` are
+    :func:`pcfair.certify`'s): :func:`pcfair.patterns.engines.engine_for_repeats` on the
+    ``point`` model (:func:`fairness_probability` passes the first draw with
+    ``method="bootstrap"``: the re-learned models share the learner's kind of structure). A
+    draw slower with it than it would be with another engine is still exact, and a draw cut
+    by the time limit is counted incomplete.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.45, 0.55]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.5, 0.5]), 0.5)]))
+    >>> draw_engine(pc, "d", ["s"], 0.05, "auto", {}), draw_engine(pc, "d", ["s"], 0.05,
+    ...                                                            "search", {})
+    ('lattice', 'search')
+    """
+    from pcfair.patterns import engines
+    from pcfair.patterns._arguments import resolve_problem, resolve_request
+
+    options = dict(options)
+    problem = resolve_problem(point, decision, sensitive, options.pop("favorable", None))
+    options.pop("engine", None)
+    request = resolve_request("certify", delta, engine=engines.check_engine(engine, "certify"),
+                              **options)
+    return engines.engine_for_repeats(problem, request)
 
 def significance_census(model, decision, sensitive, deltas=(0.01, 0.05, 0.1), *,
                         credible: float = 0.95, draws: int = DEFAULT_DRAWS, favorable=None,

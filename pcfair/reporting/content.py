@@ -206,14 +206,16 @@ def _table(key: str, run, limit: int) -> PatternTable:
                         count=ps.count, complete=ps.complete, engine=ps.engine, limit=limit)
 
 
-def _counts_dense(pc, decision, sensitive, deltas, favorable, run_on) -> pd.DataFrame:
+def _counts_dense(pc, decision, sensitive, deltas, favorable, time_limit, run_on
+                  ) -> pd.DataFrame:
     from pcfair.patterns import pattern_census
 
     census = pattern_census(pc, decision, sensitive, deltas=deltas, ks=(1,), favorable=favorable,
-                            **run_on)
+                            time_limit=time_limit, **run_on)
     frame = census[["delta", "patterns", *SUMMARY_KINDS]].copy()
     # False where the lattice left out the patterns below its probability floor
     frame["complete"] = census["complete"].astype(bool)
+    frame["engine"] = "lattice"
     return frame
 
 
@@ -228,18 +230,33 @@ def _counts_search(pc, decision, sensitive, deltas, delta, tables, all_at_delta,
             ps = all_at_delta
         else:
             ps = find_patterns(pc, decision, sensitive, d, kind="all", count_only=True, **kw)
-        row = {"delta": d, "patterns": ps.count, "complete": ps.complete}
+        row = {"delta": d, "patterns": ps.count, "complete": ps.complete, "engine": ps.engine}
         for kind in SUMMARY_KINDS:
             t = tables[kind]
             row[kind] = t.count if d == delta and t.unavailable is None else np.nan
             if d == delta and t.unavailable is None and not t.complete:
                 row["complete"] = False
         rows.append(row)
-    return pd.DataFrame(rows, columns=["delta", "patterns", *SUMMARY_KINDS, "complete"])
+    return pd.DataFrame(rows, columns=["delta", "patterns", *SUMMARY_KINDS, "complete",
+                                       "engine"])
 
 
-def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, run_on
-                  ) -> FrontPoints:
+def _counts_by_lattice(pc, decision, sensitive, delta: float, engine: str, kw: dict) -> bool:
+    """Whether the counts per δ come from one lattice census (every count and summary count
+    at every δ in one pass) rather than from a counting query per δ: where the engine table
+    lists every pattern at the smallest δ by the lattice
+    (:func:`pcfair.patterns.engines.lists_by_lattice`)."""
+    from pcfair.patterns import engines
+    from pcfair.patterns._arguments import resolve_problem, resolve_request
+
+    problem = resolve_problem(pc, decision, sensitive, kw["favorable"])
+    request = resolve_request("all", delta, engine=engines.check_engine(engine, "all"),
+                              time_limit=kw["time_limit"], n_jobs=kw["n_jobs"],
+                              min_support=kw["min_support"], progress=False)
+    return engines.lists_by_lattice(problem, request)
+
+def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, time_limit,
+                  run_on) -> FrontPoints:
     """A uniform random sample of the discrimination patterns of a set too large to list:
     read straight from the lattice engine's listing arrays (listing millions of patterns as
     objects would take minutes)."""
@@ -250,7 +267,7 @@ def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, ru
     pc, d, fav, sens = problem.pc, problem.d, problem.fav, problem.sens
     run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), listing=True,
                                               min_support=run_on["min_support"]),
-               n_jobs=run_on["n_jobs"], executor=run_on["executor"])
+               n_jobs=run_on["n_jobs"], executor=run_on["executor"], time_limit=time_limit)
     _, score, prob, _ = run.result.listing
     pick = np.sort(rng.choice(len(score), size=min(max_points, len(score)), replace=False))
     return FrontPoints(prob[pick], np.abs(score[pick]), len(score), run.complete, "lattice",
@@ -363,7 +380,9 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
                                                   random_state=random_state), None
     except _UNAVAILABLE as err:
         metrics, metrics_error = None, f"{type(err).__name__}: {err}"
-    kw = {"favorable": favorable, "engine": cert.engine, "time_limit": time_limit, **run_on}
+    # each query goes to the engine table on its own: under "auto" a top-k may be the
+    # search's while the minimal patterns are the lattice's (no engine is kept for all)
+    kw = {"favorable": favorable, "engine": engine, "time_limit": time_limit, **run_on}
 
     def query(key):
         kind, rank = _QUERIES[key]
@@ -372,9 +391,9 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
                                      **kw)
 
     tables = {key: _table(key, query(key), max_patterns_per_table) for key in TABLES}
-    dense = cert.engine == "lattice"
-    counts = (_counts_dense(pc, decision, sensitive, all_deltas, favorable, run_on) if dense
-              else None)
+    dense = _counts_by_lattice(pc, decision, sensitive, min(all_deltas), engine, kw)
+    counts = (_counts_dense(pc, decision, sensitive, all_deltas, favorable, time_limit, run_on)
+              if dense else None)
     # a dense set too large to list is sampled from the lattice; anything else is listed
     listable = not dense or int(
         counts.loc[counts["delta"] == delta, "patterns"].iloc[0]) <= max_front_points
@@ -387,7 +406,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
             front_unavailable = f"{type(err).__name__}: {err}"
     else:
         front = _dense_points(pc, decision, sensitive, delta, favorable, max_front_points, rng,
-                              run_on)
+                              time_limit, run_on)
     if not dense:
         counts = _counts_search(pc, decision, sensitive, all_deltas, delta, tables, all_run, kw)
     run = None if sampled is None else _sampled(pc, decision, sensitive, delta, favorable,

@@ -108,11 +108,10 @@ def _banner(c: ReportContent) -> Paragraph:
 
 
 def _summary(c: ReportContent) -> Section:
-    cert = c.certificate
     items = [_min_support_note(c)] if c.min_support > 0 else []
     row = c.counts.loc[c.counts["delta"] == c.delta].iloc[0]
     count = _fmt_count(row["patterns"], bool(row["complete"]))
-    items.append(f"{count} discrimination patterns at δ = {c.delta:g} ({cert.engine} engine).")
+    items.append(f"{count} discrimination patterns at δ = {c.delta:g} ({row['engine']} engine).")
     top = c.tables["top_discrimination"]
     if top.unavailable is None and top.patterns:
         p = top.patterns[0]
@@ -335,8 +334,9 @@ def _pattern_section(c: ReportContent, key: str) -> Section:
     t = c.tables[key]
     blocks = [Paragraph(t.explanation)]
     if t.unavailable is not None:
-        blocks.append(Paragraph(f"Unavailable with the {c.certificate.engine} engine: "
-                                f"{t.unavailable}", "note"))
+        engine = ("the engine chosen by cost (auto)" if c.engine == "auto" else
+                  f"the {c.engine} engine")
+        blocks.append(Paragraph(f"Unavailable with {engine}: {t.unavailable}", "note"))
         return Section(key, t.title, blocks)
     # one column per variable any shown pattern mentions, in the model's order: the value,
     # marked "(x)" where the pattern discloses it

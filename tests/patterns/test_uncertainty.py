@@ -189,6 +189,32 @@ def test_the_probability_of_fairness():
     assert (spread.fair, spread.unfair) == (mid.fair, mid.unfair)  # the seed decides, not n_jobs
 
 
+def test_the_draws_share_one_engine_choice(monkeypatch):
+    """``engine="auto"`` weighs the engines once, on the point model, and every draw runs the
+    concrete engine it chose; the counts equal those of that engine named outright."""
+    from pcfair.patterns import engines
+
+    pc = learn_pc(_planted(), "d")
+    mid_delta = pcfair.certify(pc, "d", "s", 0.0, exact_max=True).max_abs_score
+    calls = []
+    decide = engines.decide
+    monkeypatch.setattr(engines, "decide", lambda *a, **kw: calls.append(1) or decide(*a, **kw))
+    auto = fairness_probability(pc, "d", "s", mid_delta, draws=30, random_state=1)
+    assert len(calls) == 1  # the point model's choice, not one per draw
+    assert auto.engine not in ("auto", "search", "sample")
+    named = fairness_probability(pc, "d", "s", mid_delta, draws=30, random_state=1,
+                                 engine=auto.engine)
+    assert (named.fair, named.unfair, named.incomplete) == (auto.fair, auto.unfair,
+                                                             auto.incomplete)
+    lattice = fairness_probability(pc, "d", "s", mid_delta, draws=30, random_state=1,
+                                   engine="lattice")
+    assert (lattice.fair, lattice.unfair) == (auto.fair, auto.unfair)  # exact either way
+    assert auto.to_dict()["engine"] == auto.engine and f"by {auto.engine}" in auto.text()
+    boot = fairness_probability(pc, "d", "s", mid_delta, draws=8, random_state=1,
+                                data=_planted(), method="bootstrap")
+    assert boot.engine not in ("auto", "search", "sample") and len(calls) == 2
+
+
 def test_cli_credible(tmp_path, capsys):
     df = _planted()
     path = tmp_path / "t.csv"
