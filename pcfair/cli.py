@@ -644,8 +644,11 @@ def _cmd_certify(args) -> int:
         from pcfair.patterns.uncertainty import fairness_probability, with_intervals
 
         train = _posterior_rows(pc, data)
-        cert = with_intervals(cert, pc, credible=args.credible, draws=args.draws, data=train,
-                              random_state=args.seed)
+        draws = {"credible": args.credible, "draws": args.draws, "data": train,
+                 "random_state": args.seed}
+        cert = with_intervals(cert, pc, **draws)
+        if supported is not None:
+            supported = with_intervals(supported, pc, **draws)
         chance = fairness_probability(pc, args.decision, _sensitive(args), args.delta,
                                       draws=args.draws, favorable=args.favorable, data=train,
                                       engine=args.engine, time_limit=args.time_limit,
@@ -702,6 +705,8 @@ def _cmd_certify(args) -> int:
                 rows = "" if w.rows is None else f", {w.rows:,} row(s) of {args.data}"
                 print(f"a witness with P(x,y) >= {rare:.2g}: {w.text()}   "
                       f"Δ = {w.score:+.6f}, P(x,y) = {w.probability_text()}{rows}")
+                if w.interval is not None:
+                    print(credible_text(w, args.delta))
             else:
                 print(f"no witness with P(x,y) >= {rare:.2g} "
                       + ("exists" if supported.fair else

@@ -389,3 +389,45 @@ def test_each_query_of_the_report_goes_to_the_engine_table(compas, monkeypatch):
     lattice = pcfair.find_patterns(pc, decision, sensitive, DELTA, kind="minimal",
                                    engine="lattice")
     assert len(page.tables["minimal-table"].rows) == min(len(lattice.patterns), LIMIT)
+
+
+def _rare_witness_model():
+    """A model whose first witness is rare (P(x, y) ≈ 3e-7) while a supported one exists
+    (tests/patterns/test_min_support.py), with training counts for its posterior."""
+    import numpy as np
+
+    from pcfair.inference.posterior import ParameterCounts
+
+    b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1], "w": [0, 1, 2]})
+    pc = b.build(b.decision([
+        (b.indicator("d", 1), b.product(b.categorical("s", [0.5, 0.5]),
+                                        b.categorical("z", [1 - 1e-6, 1e-6]),
+                                        b.categorical("w", [0.2, 0.3, 0.5])), 0.9),
+        (b.indicator("d", 0), b.product(b.categorical("s", [0.9, 0.1]),
+                                        b.categorical("z", [1 - 99e-6, 99e-6]),
+                                        b.categorical("w", [0.6, 0.3, 0.1])), 0.1)]))
+    rng = np.random.default_rng(0)
+    codes = np.column_stack([rng.integers(0, c, 500) for c in (2, 2, 2, 3)])
+    return pc.with_counts(ParameterCounts.from_data(pc, codes, 1.0))
+
+
+def test_the_supported_witness_gets_credible_intervals_too(tmp_path, capsys):
+    from pcfair.cli import main
+    from pcfair.reporting.content import gather
+
+    pc = _rare_witness_model()
+    c = gather(pc, "d", ["s"], 0.05, engine="lattice", credible=0.9, draws=30)
+    assert c.certificate.witness.probability < 1e-4
+    supported = c.uncertainty["supported"]
+    assert supported is not None and supported.probability >= 1e-4
+    assert supported.interval["level"] == 0.9 and supported.interval["draws"] == 30
+    page = report(pc, "d", ["s"], 0.05, engine="lattice", credible=0.9, draws=30,
+                  format="markdown")
+    escaped = supported.text().replace("|", "\\|")  # markdown escapes the bar
+    assert f"The witness that describes somebody {escaped} (Δ = {supported.score:+.4f}" in page
+    path = tmp_path / "rare.json"
+    pcfair.save(pc, path)
+    assert main(["certify", str(path), "--decision", "d", "--sensitive", "s", "--delta", "0.05",
+                 "--engine", "lattice", "--credible", "0.9", "--draws", "30"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("90% credible interval of Δ") == 2  # the witness and the supported one

@@ -310,10 +310,11 @@ def _as_list(sensitive) -> list[str]:
     return [sensitive] if isinstance(sensitive, (str, int)) else list(sensitive)
 
 
-def _uncertainty(pc, decision, sensitive, delta, cert, k, kw, credible, draws, data,
-                 random_state) -> dict:
-    """The witness and the top-k with credible intervals, and the probability of δ-fairness,
-    from the parameter posterior (the model's counts, else ``data`` as its training rows)."""
+def _uncertainty(pc, decision, sensitive, delta, cert, supported, k, kw, credible, draws,
+                 data, random_state) -> dict:
+    """The witness, the supported witness (where there is one) and the top-k with credible
+    intervals, and the probability of δ-fairness, from the parameter posterior (the model's
+    counts, else ``data`` as its training rows)."""
     from pcfair.patterns import find_patterns
     from pcfair.patterns.uncertainty import fairness_probability, with_intervals
 
@@ -322,14 +323,16 @@ def _uncertainty(pc, decision, sensitive, delta, cert, k, kw, credible, draws, d
     options = {"credible": credible, "draws": draws, "data": train,
                "random_state": random_state}
     witness = with_intervals(cert, pc, **options).witness
+    supported = (None if supported is None or supported.witness is None else
+                 with_intervals(supported, pc, **options).witness)
     top = with_intervals(top, pc, **options)
     chance = fairness_probability(pc, decision, sensitive, delta, draws=draws,
                                   favorable=kw["favorable"], data=train, engine=kw["engine"],
                                   time_limit=kw["time_limit"], random_state=random_state,
                                   min_support=kw["min_support"], n_jobs=kw["n_jobs"],
                                   executor=kw["executor"])
-    return {"level": credible, "draws": draws, "witness": witness, "top": top.patterns,
-            "fairness": chance}
+    return {"level": credible, "draws": draws, "witness": witness, "supported": supported,
+            "top": top.patterns, "fairness": chance}
 
 
 def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
@@ -412,7 +415,8 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
     run = None if sampled is None else _sampled(pc, decision, sensitive, delta, favorable,
                                                  sampled, random_state, tables)
     uncertainty = None if credible is None else _uncertainty(
-        pc, decision, sensitive, delta, cert, k, kw, credible, draws, data, random_state)
+        pc, decision, sensitive, delta, cert, supported, k, kw, credible, draws, data,
+        random_state)
     return ReportContent(
         title=title or "pcfair fairness report", decision=str(decision), favorable=favorable,
         sensitive=[str(s) for s in sensitive], delta=delta, deltas=all_deltas, k=int(k),

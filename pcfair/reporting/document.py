@@ -288,13 +288,15 @@ def _uncertainty(c: ReportContent) -> Section:
         f"{u['draws']} draws from their posterior (a Dirichlet per node; the structure taken "
         f"as fixed) give {level} credible intervals of each pattern's Δ, and each draw is "
         f"certified exactly. {chance.text()}.")]
-    w = u["witness"]
-    if w is not None:
+    for w, name in ((u["witness"], "The witness"),
+                    (u.get("supported"), "The witness that describes somebody")):
+        if w is None:
+            continue
         lo, hi = w.interval["score"]
         blocks.append(Paragraph(
-            f"The witness {w.text()} (Δ = {w.score:+.4f}, {level} interval [{lo:+.4f}, "
-            f"{hi:+.4f}], P(|Δ| > {c.delta:g}) = {w.interval['exceeds']:.3f}) "
-            + _witness_robustness(w, chance, u["level"])))
+            f"{name} {w.text()} (Δ = {w.score:+.4f}, {level} interval [{lo:+.4f}, "
+            f"{hi:+.4f}], P(x, y) = {w.probability_text(2)}, P(|Δ| > {c.delta:g}) = "
+            f"{w.interval['exceeds']:.3f}) " + _witness_robustness(w, chance, u["level"])))
     robust = sum(p.interval["significant"] for p in u["top"])
     blocks.append(Paragraph(f"Of the top {len(u['top'])} patterns by |Δ|, {robust} are "
                             f"significant at {level} (posterior probability of |Δ| > δ at "
