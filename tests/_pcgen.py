@@ -429,3 +429,17 @@ def log_normaliser(pc) -> float:
     """``log Z`` from the empty evidence (finite even when ``Z`` overflows a float)."""
     return float(pc.log_marginal(np.full((1, pc.num_variables), -1, np.int32))[0])
 
+
+
+def rare_witness_model():
+    """A naive Bayes model over ``d, s, z, w`` whose first witness at δ = 0.05 is rare
+    (``s=1 | z=1, ...``, P(x, y) ≈ 3e-7) while supported ones exist (the strongest is
+    ``s=1 | w=0``, Δ = 0.1875; the search's first supported one is ``s=0``, Δ = 0.067)."""
+    b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1], "w": [0, 1, 2]})
+    return b.build(b.decision([
+        (b.indicator("d", 1), b.product(b.categorical("s", [0.5, 0.5]),
+                                        b.categorical("z", [1 - 1e-6, 1e-6]),
+                                        b.categorical("w", [0.2, 0.3, 0.5])), 0.9),
+        (b.indicator("d", 0), b.product(b.categorical("s", [0.9, 0.1]),
+                                        b.categorical("z", [1 - 99e-6, 99e-6]),
+                                        b.categorical("w", [0.6, 0.3, 0.1])), 0.1)]))

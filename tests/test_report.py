@@ -392,20 +392,13 @@ def test_each_query_of_the_report_goes_to_the_engine_table(compas, monkeypatch):
 
 
 def _rare_witness_model():
-    """A model whose first witness is rare (P(x, y) ≈ 3e-7) while a supported one exists
-    (tests/patterns/test_min_support.py), with training counts for its posterior."""
+    """:func:`_pcgen.rare_witness_model` with training counts for its posterior."""
     import numpy as np
 
+    from _pcgen import rare_witness_model
     from pcfair.inference.posterior import ParameterCounts
 
-    b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1], "w": [0, 1, 2]})
-    pc = b.build(b.decision([
-        (b.indicator("d", 1), b.product(b.categorical("s", [0.5, 0.5]),
-                                        b.categorical("z", [1 - 1e-6, 1e-6]),
-                                        b.categorical("w", [0.2, 0.3, 0.5])), 0.9),
-        (b.indicator("d", 0), b.product(b.categorical("s", [0.9, 0.1]),
-                                        b.categorical("z", [1 - 99e-6, 99e-6]),
-                                        b.categorical("w", [0.6, 0.3, 0.1])), 0.1)]))
+    pc = rare_witness_model()
     rng = np.random.default_rng(0)
     codes = np.column_stack([rng.integers(0, c, 500) for c in (2, 2, 2, 3)])
     return pc.with_counts(ParameterCounts.from_data(pc, codes, 1.0))

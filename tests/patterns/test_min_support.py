@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pcfair
-from _pcgen import random_psdd
+from _pcgen import random_psdd, rare_witness_model
 from pcfair.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,17 +57,9 @@ def test_the_supported_witness_is_the_strongest_pattern_that_describes_somebody(
     """Issue 36: beside a witness of P(x, y) = 3e-7, the pattern offered is the largest |Δ|
     among those with P(x, y) >= 1e-4, not the first one an engine meets (the search's first
     supported witness here is s=0, Δ = 0.067; the strongest is s=1 | w=0, Δ = 0.1875)."""
-    from pcfair.circuit import CircuitBuilder
     from pcfair.patterns.api import supported_witness
 
-    b = CircuitBuilder({"d": [0, 1], "s": [0, 1], "z": [0, 1], "w": [0, 1, 2]})
-    pc = b.build(b.decision([
-        (b.indicator("d", 1), b.product(b.categorical("s", [0.5, 0.5]),
-                                        b.categorical("z", [1 - 1e-6, 1e-6]),
-                                        b.categorical("w", [0.2, 0.3, 0.5])), 0.9),
-        (b.indicator("d", 0), b.product(b.categorical("s", [0.9, 0.1]),
-                                        b.categorical("z", [1 - 99e-6, 99e-6]),
-                                        b.categorical("w", [0.6, 0.3, 0.1])), 0.1)]))
+    pc = rare_witness_model()
     every = pcfair.find_patterns(pc, "d", ["s"], 0.05, engine="lattice")
     best = max(p.abs_score for p in every if p.probability >= 1e-4)
     rare = pcfair.certify(pc, "d", ["s"], 0.05, engine="lattice")
