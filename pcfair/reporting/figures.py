@@ -44,7 +44,8 @@ def _grey_sentence(c: ReportContent) -> str:
     f = c.front
     if not f.complete:
         what = (f"the {f.total:,} discrimination patterns that the {f.engine} engine found "
-                "before its time limit (more may exist)")
+                "(it did not finish: a time limit, or patterns below its probability floor; "
+                "more may exist)")
     else:
         what = f"all {f.total:,} discrimination patterns at δ = {c.delta:g}"
     if f.shown < f.total:
@@ -61,7 +62,8 @@ def _counts_figure(c: ReportContent, figure_cls) -> ReportFigure:
     caption = ("Number of discrimination patterns (|Δ| > δ) and of summary patterns at each "
                "threshold δ (symmetric-log scale).")
     if not c.counts["complete"].all():
-        caption += " Open markers are lower bounds from a search stopped at its time limit."
+        caption += (" Open markers are lower bounds: from a run stopped at its time limit, or "
+                    "one that left out the patterns below the lattice's probability floor.")
     return ReportFigure("counts", "counts", "Pattern counts by threshold", caption, _png(fig))
 
 
