@@ -15,7 +15,11 @@ Every audit sub-command takes ``DATA.csv`` and
   (:mod:`pcfair.learn.recipe`), the table is read by it (trimmed, binned, headerless files
   named), and a value the model never saw is an error naming the column or a missing cell;
 * ``--seed``, ``--jobs`` where the method is random or parallel, and ``--format
-  table|json|csv`` (json prints the result's ``to_dict()``, csv its ``to_frame()``).
+  table|json|csv`` (json prints the result's ``to_dict()``, csv its ``to_frame()``);
+* ``--time-limit SECONDS``: wall-clock seconds for the whole command (:mod:`pcfair.audits
+  ._clock`). A run the limit stops keeps what it established and says it is incomplete
+  (``complete: false`` and a note naming the limit in every format); it exits 1 when what
+  it established is a finding, else 3 (undetermined), never 0 (:func:`exit_status`).
 
 The data are read with only empty cells missing, so a category spelled ``None`` or ``NA``
 stays a category (:func:`pcfair.patterns.support.read_table`).
@@ -37,8 +41,11 @@ from pcfair.audits._model import Model, as_model
 from pcfair.audits._result import AuditResult
 from pcfair.errors import DataError, OptionError, VariableError
 
-__all__ = ["add_common", "columns", "emit", "favorable_value", "load_model", "outcome_indicator",
+__all__ = ["EXIT_FOUND", "EXIT_INCOMPLETE", "EXIT_OK", "add_common", "columns", "deadline",
+           "emit", "exit_status", "favorable_value", "load_model", "outcome_indicator",
            "parse_value", "read_data"]
+
+EXIT_OK, EXIT_FOUND, EXIT_INCOMPLETE = 0, 1, 3  # pcfair.cli's (no import cycle)
 
 FORMATS = ("table", "json", "csv")
 CIRCUIT_SUFFIXES = (".psdd", ".json", ".jpc", ".sdd")
@@ -70,8 +77,10 @@ def parse_value(text: str) -> Any:
 
 
 def add_common(p: argparse.ArgumentParser, *, seed: bool = True, jobs: bool = False,
+               jobs_default: int = 1,
                sensitive_help: str = "comma-separated sensitive columns") -> None:
-    """Add the shared options (see the module docstring) to an audit sub-command."""
+    """Add the shared options (see the module docstring) to an audit sub-command;
+    ``jobs_default`` is ``--jobs``'s default (-1: every core)."""
     p.add_argument("data", metavar="DATA.csv", help="CSV file, one row per individual "
                    "(only empty cells are missing)")
     p.add_argument("--model", default=None, metavar="MODEL",
@@ -94,10 +103,39 @@ def add_common(p: argparse.ArgumentParser, *, seed: bool = True, jobs: bool = Fa
     if jobs:
         from pcfair.cli import job_count
 
-        p.add_argument("--jobs", type=job_count, default=1,
-                       help="worker processes (-1: every core; default 1)")
+        p.add_argument("--jobs", type=job_count, default=jobs_default,
+                       help=f"worker processes (-1: every core; default {jobs_default}); the "
+                            "result does not depend on it")
+    from pcfair.cli import positive_float
+
+    p.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
+                   help="stop after SECONDS of wall-clock time and report what was established, "
+                        "marked incomplete (exit 3 unless it is a finding)")
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table (default), json (the result's to_dict) or csv (its table)")
+
+
+def deadline(args: argparse.Namespace) -> float | None:
+    """The command's deadline (a :func:`time.time` value) from ``--time-limit``, counted from
+    this call (make it first thing in a sub-command's ``run``); None without a limit."""
+    from pcfair.audits._clock import deadline_from
+
+    return deadline_from(args.time_limit)
+
+
+def exit_status(found: bool, complete: bool) -> int:
+    """The exit code of an audit: 1 for a finding (a time limit does not undo what was
+    established), else 3 when a time limit cut the run (undetermined, not "nothing found"),
+    else 0.
+
+    Examples
+    --------
+    >>> exit_status(True, False), exit_status(False, False), exit_status(False, True)
+    (1, 3, 0)
+    """
+    if found:
+        return EXIT_FOUND
+    return EXIT_OK if complete else EXIT_INCOMPLETE
 
 
 def _nonnegative_int():

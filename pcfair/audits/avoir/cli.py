@@ -8,7 +8,9 @@ verdict holds with probability at least ``1 - --failure-prob``.
 
 Exit codes, as every pcfair command's: 0 when the specification is certified True, 1 when it
 is certified False (a fairness violation), 3 when it stays undetermined at the end of the file
-(no verdict at that failure probability: more records are needed), 2 on bad input.
+(no verdict at that failure probability: more records are needed) or when ``--time-limit``
+stopped the replay before a verdict, 2 on bad input. A verdict reached before the time limit
+stands.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from pcfair.audits._cli import add_common, emit, load_model, model_inputs, read_data, sensitive_columns
+from pcfair.audits._cli import (EXIT_FOUND, EXIT_INCOMPLETE, EXIT_OK, add_common, deadline, emit,
+                                load_model, model_inputs, read_data, sensitive_columns)
 from pcfair.audits.avoir.export import to_json
 from pcfair.audits.avoir.monitor import Monitor
 from pcfair.audits.avoir.opt import SPLITS
@@ -27,8 +30,6 @@ from pcfair.cli import nonnegative_int, open_probability, positive_int
 from pcfair.errors import DataError, OptionError
 
 __all__ = ["register", "run_monitor", "parity_spec"]
-
-EXIT_OK, EXIT_FOUND, EXIT_INCOMPLETE = 0, 1, 3  # pcfair.cli's (no import cycle)
 
 
 def _literal(value) -> str:
@@ -113,6 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run_monitor(args: argparse.Namespace) -> int:
     """Run the ``monitor`` sub-command; returns the exit code."""
+    until = deadline(args)
     model = load_model(args)
     data = read_data(args, model)
     sensitive = sensitive_columns(args, data)
@@ -125,7 +127,7 @@ def run_monitor(args: argparse.Namespace) -> int:
         raise OptionError("the default specification is empty: the sensitive columns have no values")
     monitor = Monitor(spec, failure_prob=args.failure_prob, split=args.split,
                       optimize_every=args.optimize_every, failure_charge=args.failure_charge)
-    result = monitor.run(stream, until_verdict=not args.continue_, key=args.key)
+    result = monitor.run(stream, until_verdict=not args.continue_, key=args.key, deadline=until)
     if args.export:
         to_json(monitor, args.export)
     emit(result, args.format, result.summary(args.limit))

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pcfair.audits._clock import deadline_from, expired
 from pcfair.audits._model import as_model
 from pcfair.audits._result import AuditResult, json_value
 from pcfair.audits.avoir._kernels import upsert_cumulative
@@ -52,7 +53,10 @@ from pcfair.audits.avoir.opt import SPLITS, Allocation, _allocate, _check_budget
 from pcfair.audits.avoir.rules import DEFAULT_TOL, UNDETERMINED
 from pcfair.errors import DataError
 
-__all__ = ["Monitor", "MonitorResult", "monitor_model", "spec"]
+__all__ = ["Monitor", "MonitorResult", "TIME_LIMIT_CHUNK", "monitor_model", "spec"]
+
+#: Rows per chunk when :meth:`Monitor.run` replays a DataFrame under a time limit.
+TIME_LIMIT_CHUNK = 1000
 
 
 def _truth_obj(code) -> bool | None:
@@ -107,6 +111,12 @@ class MonitorResult(AuditResult):
         before a verdict.
     allocation : numpy.ndarray or None
         δ*_i per leaf occurrence, frozen at the verdict.
+    complete : bool
+        False when a time limit stopped :meth:`Monitor.run` before the end of the stream (or
+        of the records it was to read): a verdict reached before stands, an undetermined one
+        is undetermined at ``n_observed`` records. ``notes`` say where it stopped.
+    notes : tuple of str
+        What the time limit cut.
 
     Examples
     --------
@@ -116,7 +126,7 @@ class MonitorResult(AuditResult):
     >>> res.verdict, res.stop, res.leaves["n"].tolist()
     (True, 25, [50])
     >>> res
-    MonitorResult(method='monitor', spec='E[r] < 0.5', verdict=True, stop=25, failure_prob=..., n_observed=50; 2 rows)
+    MonitorResult(method='monitor', spec='E[r] < 0.5', verdict=True, stop=25, failure_prob=..., n_observed=50, complete=True; 2 rows)
     """
 
     method = "monitor"
@@ -133,6 +143,8 @@ class MonitorResult(AuditResult):
     _program: Program = field(repr=False)
     _evaluation: Evaluation = field(repr=False)
     _counts: np.ndarray = field(repr=False)
+    complete: bool = True
+    notes: tuple = ()
 
     @cached_property
     def terms(self) -> pd.DataFrame:
@@ -156,7 +168,8 @@ class MonitorResult(AuditResult):
 
     def headline(self) -> dict:
         return {"spec": self._program.spec.to_text(), "verdict": self.verdict,
-                "stop": self.stop, "failure_prob": self.failure_prob, "n_observed": self.n_observed}
+                "stop": self.stop, "failure_prob": self.failure_prob, "n_observed": self.n_observed,
+                "complete": self.complete}
 
     def _plot(self, ax):
         """Each expectation leaf's estimate with its ±ε band at the current state."""
@@ -188,6 +201,8 @@ class MonitorResult(AuditResult):
             "n_checks": self.n_checks,
             "holds": self.holds,
             "allocation": None if self.allocation is None else [float(x) for x in self.allocation],
+            "complete": self.complete,
+            "notes": list(self.notes),
             "terms": rows,
         }
 
@@ -203,6 +218,8 @@ class MonitorResult(AuditResult):
         else:
             head = (f"verdict {self.verdict} at record {self.stop} with failure probability "
                     f"{self.failure_prob:.6g} ≤ {self.failure_budget:g} [{self.split} split]")
+        if not self.complete:
+            head += "\nINCOMPLETE (time limit): " + "; ".join(self.notes)
         cols = ["repr", "value", "epsilon", "failure_prob", "n"]
         terms = self.terms[cols]
         more = ""
@@ -541,7 +558,8 @@ class Monitor:
 
     def run(self, stream: pd.DataFrame | Iterable, *, until_verdict: bool = True,
             chunk_size: int | None = None,
-            key: str | None = None) -> MonitorResult:
+            key: str | None = None, time_limit: float | None = None,
+            deadline: float | None = None) -> MonitorResult:
         """Replay a stream and return the state at the verdict (or at the end).
 
         Parameters
@@ -555,6 +573,14 @@ class Monitor:
             Feed a DataFrame in chunks of this many rows (same result, less memory).
         key : str, optional
             Upsert key column, as in :meth:`update`.
+        time_limit : float, optional
+            Seconds of wall-clock time, checked between chunks (a DataFrame is then fed in
+            chunks of ``chunk_size`` or :data:`TIME_LIMIT_CHUNK` rows, which gives the same
+            verdicts). At the limit the run stops with what it has observed: a verdict
+            reached stands, none reached is undetermined, and the result has ``complete``
+            False with a note saying where it stopped.
+        deadline : float, optional
+            A :func:`time.time` value, overriding ``time_limit``.
 
         Returns
         -------
@@ -568,6 +594,10 @@ class Monitor:
         >>> res.verdict, res.stop
         (True, 25)
         """
+        deadline = deadline_from(time_limit, deadline)
+        total = len(stream) if isinstance(stream, pd.DataFrame) else None
+        if total is not None and chunk_size is None and deadline is not None:
+            chunk_size = TIME_LIMIT_CHUNK
         if isinstance(stream, pd.DataFrame):
             if chunk_size is None:
                 chunks: Iterable = [stream]
@@ -584,11 +614,25 @@ class Monitor:
             except TypeError as err:
                 raise DataError(f"stream must be a DataFrame or an iterable of records, got "
                                 f"{type(stream).__name__}") from err
+        start = self._t
+        cut = False
         for chunk in chunks:
             if until_verdict and self.stopped:
                 break
+            if expired(deadline):
+                cut = True
+                break
             self._process(as_frame(chunk), key, until_verdict)
-        return self.result()
+        result = self.result()
+        if cut:
+            result.complete = False
+            read = self._t - start
+            where = (f"{read} of {total} records read (time limit)" if total is not None
+                     else f"{read} records read (time limit); the stream was not exhausted")
+            verdict = ("no verdict yet" if result.verdict is None
+                       else f"the verdict at record {result.stop} stands")
+            result.notes = (f"{where}; {verdict}",)
+        return result
 
     # reporting --------------------------------------------------------------------------------
     def result(self) -> MonitorResult:
@@ -681,7 +725,8 @@ def _last_row(ev: Evaluation) -> Evaluation:
 def monitor_model(model: Any, X_stream: pd.DataFrame | Iterable[pd.DataFrame],
                   spec: Spec | str, *, outcome: str | None = None, favorable: Any = 1,
                   output: str = "r",
-                  chunk_size: int = 100, until_verdict: bool = True, **options) -> MonitorResult:
+                  chunk_size: int = 100, until_verdict: bool = True,
+                  time_limit: float | None = None, **options) -> MonitorResult:
     """Monitor a black-box model: call it on each batch, add its output as column ``output``.
 
     Parameters
@@ -701,6 +746,9 @@ def monitor_model(model: Any, X_stream: pd.DataFrame | Iterable[pd.DataFrame],
         Name of the decision column.
     chunk_size : int, default 100
     until_verdict : bool, default True
+    time_limit : float, optional
+        Seconds of wall-clock time, checked between chunks, as in :meth:`Monitor.run`
+        (the model's calls included).
     **options
         Passed to :class:`Monitor` (``failure_prob``, ``split``, ``optimize_every``...).
 
@@ -719,17 +767,18 @@ def monitor_model(model: Any, X_stream: pd.DataFrame | Iterable[pd.DataFrame],
     """
     decide = as_model(model, outcome=outcome, favorable=favorable)
     monitor = Monitor(spec, **options)
-    if isinstance(X_stream, pd.DataFrame):
-        frame = X_stream
-        X_stream = (frame.iloc[i:i + chunk_size] for i in range(0, len(frame), chunk_size))
-    for X in X_stream:
-        X = as_frame(X)
-        batch = X.copy()
-        batch[output] = decide.hits(X).astype(np.int64)
-        monitor._process(batch, None, until_verdict)
-        if until_verdict and monitor.stopped:
-            break
-    return monitor.result()
+
+    def decided():
+        stream = X_stream
+        if isinstance(stream, pd.DataFrame):
+            stream = (X_stream.iloc[i:i + chunk_size] for i in range(0, len(X_stream), chunk_size))
+        for X in stream:
+            if until_verdict and monitor.stopped:  # no model call past the verdict
+                return
+            X = as_frame(X)
+            yield X.assign(**{output: decide.hits(X).astype(np.int64)})
+
+    return monitor.run(decided(), until_verdict=until_verdict, time_limit=time_limit)
 
 
 def spec(psi: Spec | str, *, output: str = "r", batched: bool = False,

@@ -307,13 +307,15 @@ def _sorted_unique(x, n):
 
 
 @njit(cache=True)
-def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
+def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam, min_size):
     """Best value subset of attribute ``j`` with the other attributes held at ``incl``.
 
     Rows must be sorted by ``ex``. Returns ``(take_all, chosen, score, q)``: ``take_all`` is
     True when the best option is all values of ``j`` (no penalty for ``j``); otherwise
     ``chosen`` (bool, length ``arity``) holds the chosen values and ``score`` includes the
     penalty ``lam`` per chosen value. Penalties of the other attributes are not included.
+    Options holding fewer than ``min_size`` rows are left out; when none is left the result
+    is ``(True, all values, -inf, 1)``.
     """
     n, m = codes.shape
     cnt = np.zeros(arity, dtype=np.int64)
@@ -383,18 +385,20 @@ def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
             mid = 0.5 * (ts[k] + ts[k + 1])
             chosen = np.zeros(arity, dtype=np.bool_)
             nchosen = 0
+            size = 0
             ysum = 0.0
             nb = 0
             for v in range(arity):
                 if exist[v] and q_lo[v] < mid and q_hi[v] > mid:
                     chosen[v] = True
                     nchosen += 1
+                    size += cnt[v]
                     ysum += ysums[v]
                     for r in range(off[v], off[v] + ucnt[v]):
                         bp[nb] = pu[r]
                         bw[nb] = wu[r]
                         nb += 1
-            if nchosen == 0:
+            if nchosen == 0 or size < min_size:
                 continue
             q = bernoulli_constrained_mle(ysum, bp[:nb], bw[:nb], sign)
             s = bernoulli_llr(ysum, bp[:nb], bw[:nb], q) - lam * nchosen
@@ -404,6 +408,8 @@ def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
                 best_chosen = chosen
 
     # all values of j: every distinct expectation of every value
+    if ns < min_size:  # then no option is large enough
+        return True, np.ones(arity, dtype=np.bool_), -np.inf, 1.0
     ysum_all = 0.0
     nb = 0
     for v in range(arity):
@@ -420,7 +426,7 @@ def bernoulli_step(codes, ev, ex, incl, j, arity, sign, lam):
 
 
 @njit(cache=True)
-def gaussian_step(codes, ev, incl, j, arity, sign, sigma, lam):
+def gaussian_step(codes, ev, incl, j, arity, sign, sigma, lam, min_size):
     """Gaussian counterpart of :func:`bernoulli_step` (``ev`` holds Δ); returns mu."""
     n, m = codes.shape
     cnt = np.zeros(arity, dtype=np.int64)
@@ -476,7 +482,7 @@ def gaussian_step(codes, ev, incl, j, arity, sign, sigma, lam):
                     nchosen += 1
                     dsum += dsums[v]
                     nn += cnt[v]
-            if nchosen == 0:
+            if nchosen == 0 or nn < min_size:
                 continue
             mu = gaussian_constrained_mle(dsum, nn, sign)
             s = gaussian_llr(dsum, nn, sigma, mu) - lam * nchosen
@@ -490,6 +496,8 @@ def gaussian_step(codes, ev, incl, j, arity, sign, sigma, lam):
     for v in range(arity):
         dsum_all += dsums[v]
         n_all += cnt[v]
+    if n_all < min_size:  # then no option is large enough
+        return True, np.ones(arity, dtype=np.bool_), -np.inf, 0.0
     mu_all = gaussian_constrained_mle(dsum_all, n_all, sign)
     s_all = gaussian_llr(dsum_all, n_all, sigma, mu_all)
     if s_all >= best_score:

@@ -29,8 +29,9 @@ def fit_logistic(
 ) -> tuple[np.ndarray, float]:
     """Coefficients and intercept of the weighted L2 logistic regression (see module docs).
 
-    ``C = inf`` fits without penalty; then a separable design makes the coefficients grow
-    until the iteration limit, as any unpenalised solver would.
+    ``labels`` may be soft, in [0, 1]: the objective is the same expression. ``C = inf``
+    fits without penalty; then a separable design makes the coefficients grow until the
+    iteration limit, as any unpenalised solver would.
     """
     n, k = features.shape
     xa = np.hstack([features, np.ones((n, 1))])
@@ -55,12 +56,18 @@ def fit_logistic(
             step = np.linalg.solve(hess, grad)
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(hess, grad, rcond=None)[0]
+        if np.max(np.abs(step)) < STEP_TOL:  # converged: the last Newton step is exact
+            beta = beta - step
+            break
         slope = float(grad @ step)
+        # near the optimum the decrease falls below the objective's rounding: allow for it,
+        # or the line search would shrink a good Newton step to nothing and stop early
+        slack = 1e-13 * max(1.0, abs(f))
         t = 1.0
         while True:
             cand = beta - t * step
             fc = _objective(xa, y, w, cand, lam, pen)
-            if fc <= f - 1e-4 * t * slope or t < 1e-12:
+            if fc <= f - 1e-4 * t * slope + slack or t < 1e-12:
                 break
             t *= 0.5
         beta, f = cand, fc

@@ -13,11 +13,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from pcfair.audits._clock import deadline_from, expired, time_limit_note
 from pcfair.audits.cbs import _kernels
 from pcfair.audits.cbs.definitions import FairnessDefinition, resolve_definition
-from pcfair.audits.cbs.expectations import _expectations_from_codes, fit_propensity
+from pcfair.audits.cbs.expectations import (
+    Design,
+    _expectations_from_codes,
+    design,
+    fit_propensity,
+)
 from pcfair.audits._model import Model, as_model
 from pcfair.audits.cbs.options import (
     CBSOptionError,
@@ -34,10 +41,11 @@ from pcfair.errors import DataError, VariableError
 
 __all__ = ["conditional_bias_scan", "cbs_audit", "TABLE4_COLUMNS"]
 
-#: Columns of the table returned by :func:`cbs_audit` (the paper's Table 4 plus q/mu, p).
+#: Columns of the table returned by :func:`cbs_audit` (the paper's Table 4 plus q/mu, p, and
+#: whether a time limit left the scan complete).
 TABLE4_COLUMNS = [
     "protected", "detected", "n", "comparison", "comparison_n", "score", "rate",
-    "comparison_rate", "parameter", "multiplier", "p_value",
+    "comparison_rate", "parameter", "multiplier", "p_value", "complete",
 ]
 
 
@@ -123,6 +131,7 @@ class _AuditData:
     y: np.ndarray
     p: np.ndarray
     pbin: np.ndarray
+    design: Design | None = None  # the regressions' matrices, the same on every permuted set
 
 
 @dataclass
@@ -136,6 +145,7 @@ class _Config:
     interactions: bool
     propensity: object  # "logistic" or a fitter
     estimator: object = None
+    min_group_size: int = 1
 
 
 @dataclass
@@ -164,9 +174,10 @@ def _event_and_condition(data: _AuditData, d: FairnessDefinition):
 
 def _run_cbs(
     data: _AuditData, a: np.ndarray, cfg: _Config, rng: np.random.Generator,
-    progress: bool | None = False,
+    progress: bool | None = False, deadline: float | None = None,
 ) -> _Run:
-    """Steps 2-3 of CBS on one (observed or permuted) protected-class indicator."""
+    """Steps 2-3 of CBS on one (observed or permuted) protected-class indicator; the restarts
+    stop at ``deadline`` (the scan's ``complete`` says whether they did)."""
     d = cfg.definition
     event, etype, cond, ctype = _event_and_condition(data, d)
     prop, label = None, "logistic"
@@ -176,7 +187,7 @@ def _run_cbs(
         data.ref_codes, data.ref_arities, a, event, cond,
         condition_type=ctype, condition_value=d.condition_value, event_type=etype,
         C=cfg.C, interactions=cfg.interactions, propensity=prop, propensity_model=label,
-        estimator=cfg.estimator,
+        estimator=cfg.estimator, prepared=data.design,
     )
     event_all = event if d.event == 1 else 1.0 - event
     expected = ex.expected if d.event == 1 else 1.0 - ex.expected
@@ -197,29 +208,37 @@ def _run_cbs(
         scanner = SubsetScanner(
             X1, delta, None, GaussianLogitShiftScore(cfg.direction, sigma),
             penalty=cfg.penalty, categories=[range(len(c)) for c in data.categories],
+            min_size=cfg.min_group_size,
         )
     else:
         sigma = None
         scanner = SubsetScanner(
             X1, ev1, expected, "bernoulli", direction=cfg.direction,
             penalty=cfg.penalty, categories=[range(len(c)) for c in data.categories],
+            min_size=cfg.min_group_size,
         )
-    res = scanner.scan(n_restarts=cfg.n_restarts, random_state=rng, progress=progress)
+    res = scanner.scan(n_restarts=cfg.n_restarts, random_state=rng, progress=progress,
+                       deadline=deadline)
     return _Run(res, scanner, ex.rows, ex.keep, event_all, expected, sigma, ex.propensity_model)
 
 
 @dataclass
 class _PermutationTask:
-    """Picklable ``seed -> best score`` on a permuted copy of A."""
+    """Picklable ``seed -> best score`` on a permuted copy of A; None when ``deadline`` (a
+    :func:`time.time` value) came first, so that no null score comes from a cut scan."""
 
     data: _AuditData
     a: np.ndarray
     cfg: _Config
+    deadline: float | None = None
 
-    def __call__(self, seed: int) -> float:
+    def __call__(self, seed: int) -> float | None:
+        if expired(self.deadline):
+            return None
         rng = np.random.default_rng(seed)
         a_perm = rng.permutation(self.a)
-        return _run_cbs(self.data, a_perm, self.cfg, rng).scan.score
+        scan = _run_cbs(self.data, a_perm, self.cfg, rng, deadline=self.deadline).scan
+        return scan.score if scan.complete else None
 
 
 # ------------------------------------------------------------------------------ public API
@@ -244,6 +263,7 @@ def conditional_bias_scan(
     penalty: float = 1.0,
     n_restarts: int = 50,
     n_permutations: int = 99,
+    min_group_size: int = 30,
     reference_covariates: Sequence[str] | None = None,
     sigma: float | None = None,
     C: float = 1.0,
@@ -254,6 +274,8 @@ def conditional_bias_scan(
     n_jobs: int | None = -1,
     progress: bool | None = None,
     random_state: int | np.random.Generator | None = None,
+    time_limit: float | None = None,
+    deadline: float | None = None,
 ) -> CBSResult:
     """Audit a classifier for the subgroup of a protected class where it is most biased.
 
@@ -301,6 +323,15 @@ def conditional_bias_scan(
         and quotes 150 in App. B.5).
     n_permutations : int, default 99
         Permuted data sets for the p-value (0: no test). Use 999 or more for reported results.
+    min_group_size : int, default 30
+        The scan considers only subgroups of at least this many scanned records, and so does
+        every permuted scan, which keeps the p-value valid for the constrained statistic.
+        Without it the highest score is often a handful of records whose predictions are far
+        from Î (one person is a "subgroup"), a statistically meaningless headline; 30 is the
+        usual rule of thumb for a group whose rate can be estimated at all (its standard error
+        is then at most 0.09), small enough that a real intersectional subgroup passes. 1 is
+        the paper's unconstrained scan. With fewer records in the protected class, nothing is
+        detected.
     reference_covariates : sequence of str, optional
         Covariates of the propensity and Î models; default ``covariates``.
     sigma : float, optional
@@ -325,6 +356,16 @@ def conditional_bias_scan(
         them only on an interactive terminal.
     random_state : int, numpy.random.Generator or None
         Seeds the restarts and the permutations; the result does not depend on ``n_jobs``.
+    time_limit : float, optional
+        Seconds of wall-clock time. The limit is checked between restarts and between
+        permutations (a restart or a permutation under way finishes, or is dropped, first;
+        the first restart always runs). A scan it cuts keeps the restarts that ran; a
+        permutation test it cuts gives the p-value over the permutations that finished
+        (coarser: at least ``1 / (1 + k)``), or none when no permutation finished. The
+        result then has ``complete`` False and a note saying what was cut.
+    deadline : float, optional
+        A :func:`time.time` value, overriding ``time_limit``: how several scans share one
+        clock (:func:`cbs_audit`, ``pcfair audit cbs``).
 
     Returns
     -------
@@ -339,6 +380,8 @@ def conditional_bias_scan(
         covariate, labels given to a probabilities scan, or an empty filtered class.
     CBSOptionError
         An option has an invalid value.
+    OptionError
+        ``time_limit`` is not a positive number of seconds.
 
     Notes
     -----
@@ -381,6 +424,8 @@ def conditional_bias_scan(
     lam = check_penalty(penalty)
     n_restarts = check_positive_int("n_restarts", n_restarts)
     n_permutations = check_positive_int("n_permutations", n_permutations, minimum=0)
+    min_group_size = check_positive_int("min_group_size", min_group_size)
+    deadline = deadline_from(time_limit, deadline)
     if not (0 < float(threshold) <= 1):
         raise CBSOptionError(f"threshold={threshold!r} must lie in (0, 1]")
     if not (C > 0):
@@ -449,26 +494,42 @@ def conditional_bias_scan(
         pbin=pbin,
     )
     cfg = _Config(
-        d, direction, lam, n_restarts, sigma, float(C), bool(interactions), propensity, estimator
+        d, direction, lam, n_restarts, sigma, float(C), bool(interactions), propensity, estimator,
+        min_group_size,
     )
+    _, _, cond, ctype = _event_and_condition(data, d)
+    data.design = design(data.ref_codes, data.ref_arities, cond, condition_type=ctype,
+                         condition_value=d.condition_value, interactions=cfg.interactions)
 
     rng = np.random.default_rng(random_state)
     scan_seed = int(rng.integers(0, 2**63 - 1))
     perm_seeds = rng.integers(0, 2**63 - 1, size=n_permutations)
-    run = _run_cbs(data, a, cfg, np.random.default_rng(scan_seed), progress=progress)
+    # one BLAS thread: the matrices are small, and the permutations run in parallel processes
+    with threadpool_limits(limits=1, user_api="blas"):
+        run = _run_cbs(data, a, cfg, np.random.default_rng(scan_seed), progress=progress,
+                       deadline=deadline)
+        null = np.empty(0)
+        if n_permutations and run.scan.complete:
+            null = run_permutations(
+                _PermutationTask(data, a, cfg, deadline), perm_seeds, n_jobs=n_jobs,
+                progress=progress, description=f"CBS permutations ({protected_label})",
+                deadline=deadline,
+            )
+    p_value = permutation_pvalue(run.scan.score, null) if null.size else None
+    notes = []
+    if not run.scan.complete:
+        ran = run.scan.restart_scores.size
+        notes.append(f"scan: {time_limit_note(ran, n_restarts, 'restarts')}")
+    if null.size < n_permutations:
+        tail = ("; the p-value is based on fewer permutations than asked" if null.size
+                else "; no p-value")
+        notes.append(f"permutation test: "
+                     f"{time_limit_note(null.size, n_permutations, 'permutations')}{tail}")
+    return _report(run, data, a, cfg, protected_label, null, p_value, n_permutations, notes)
 
-    null = np.empty(0)
-    p_value = None
-    if n_permutations:
-        null = run_permutations(
-            _PermutationTask(data, a, cfg), perm_seeds, n_jobs=n_jobs, progress=progress,
-            description=f"CBS permutations ({protected_label})",
-        )
-        p_value = permutation_pvalue(run.scan.score, null)
-    return _report(run, data, a, cfg, protected_label, null, p_value)
 
-
-def _report(run: _Run, data: _AuditData, a, cfg: _Config, protected_label, null, p_value):
+def _report(run: _Run, data: _AuditData, a, cfg: _Config, protected_label, null, p_value,
+            n_permutations: int, notes: list[str]):
     res = run.scan
     param = run.scanner.scorer.parameter
     null_param = run.scanner.scorer.null_parameter
@@ -482,6 +543,11 @@ def _report(run: _Run, data: _AuditData, a, cfg: _Config, protected_label, null,
         n_restarts=cfg.n_restarts,
         sigma=run.sigma,
         propensity_model=run.propensity_model,
+        min_group_size=cfg.min_group_size,
+        permutations_requested=n_permutations,
+        restarts_run=int(res.restart_scores.size),
+        complete=not notes,
+        notes=tuple(notes),
     )
     if not res.found:
         return CBSResult(
@@ -523,6 +589,7 @@ def cbs_audit(
     include_zero: bool = False,
     progress: bool | None = None,
     random_state: int | np.random.Generator | None = None,
+    time_limit: float | None = None,
     **scan_options,
 ) -> pd.DataFrame:
     """Run one scan per protected class value, in the layout of the paper's Table 4.
@@ -545,9 +612,13 @@ def cbs_audit(
     progress : bool or None
         Progress bar over the runs.
     random_state : int, numpy.random.Generator or None
+    time_limit : float, optional
+        Seconds of wall-clock time for all the runs together (one deadline; see
+        :func:`conditional_bias_scan`). Each run does at least its first restart; the
+        ``complete`` column marks the runs the limit cut.
     **scan_options
         Any other keyword of :func:`conditional_bias_scan` (definition, direction, penalty,
-        n_restarts, n_permutations, n_jobs...).
+        n_restarts, n_permutations, min_group_size, n_jobs...).
 
     Returns
     -------
@@ -583,6 +654,7 @@ def cbs_audit(
             if attr not in attributes:
                 raise VariableError(f"protected attribute {attr!r} is not among the sensitive ones")
     rng = np.random.default_rng(random_state)
+    scan_options["deadline"] = deadline_from(time_limit, scan_options.get("deadline"))
     rows = []
     disable = None if progress is None else not progress
     for attr, value in tqdm(runs, desc="CBS audit", disable=disable):
@@ -608,6 +680,7 @@ def cbs_audit(
                 "parameter": res.parameter,
                 "multiplier": res.multiplier,
                 "p_value": res.p_value,
+                "complete": res.complete,
             }
         )
     table = pd.DataFrame(rows, columns=TABLE4_COLUMNS)

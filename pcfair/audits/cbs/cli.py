@@ -10,29 +10,35 @@ One scan per protected class: every value of every ``--sensitive`` column in tur
 the model's inputs (a circuit's variables) found in the data, or every other column; the
 scanned sensitive column is never a covariate.
 
+Only subgroups of at least ``--min-group-size`` rows (default 30) are scanned, in the data and
+in every permuted data set. The permutations run on every core by default (``--jobs``; the
+result does not depend on it). ``--time-limit SECONDS`` is one clock for all the scans: the
+limit is checked between restarts and between permutations, each scan does at least its first
+restart, and a scan it cuts says how many restarts or permutations ran (a p-value over fewer
+permutations than asked is marked as such).
+
 Exit codes: 0 nothing significant found, 1 a subgroup was found (with permutations: its
-p-value is below ``--alpha``), 2 bad input.
+p-value is below ``--alpha``), 2 bad input, 3 nothing significant found before the time limit
+(undetermined).
 """
 
 from __future__ import annotations
 
 import argparse
 
+import numpy as np
 import pandas as pd
 
-from pcfair.audits._cli import (add_common, columns, emit, load_model, outcome_indicator,
-                                read_data, sensitive_columns)
+from pcfair.audits._cli import (add_common, columns, deadline, emit, exit_status, load_model,
+                                outcome_indicator, read_data, sensitive_columns)
+from pcfair.audits._model import Model
 from pcfair.audits.cbs.audit import conditional_bias_scan
 from pcfair.audits.cbs.definitions import DEFINITIONS, FAMILIES, PREDICTIONS
 from pcfair.audits.cbs.options import DIRECTIONS
 from pcfair.audits.cbs.result import CBSScans
 from pcfair.cli import (interval, nonnegative_float, nonnegative_int, open_probability,
                         positive_float, positive_int)
-from pcfair.errors import OptionError
-
-EXIT_OK = 0
-EXIT_FOUND = 1
-
+from pcfair.errors import DataError, OptionError
 
 def _columns(text: str) -> list[str]:
     cols = columns(text)
@@ -61,8 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "permutation. Covariates must be discrete."
         ),
     )
-    add_common(p, jobs=True, sensitive_help="comma-separated sensitive columns: each of their "
-               "values is scanned as the protected class")
+    add_common(p, jobs=True, jobs_default=-1,
+               sensitive_help="comma-separated sensitive columns: each of their values is "
+                              "scanned as the protected class")
     p.add_argument("--sensitive-value", default=None, metavar="V",
                    help="scan only this value of the (single) sensitive column")
     p.add_argument("--covariates", type=_columns, help="comma-separated discrete covariates "
@@ -85,12 +92,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default 32; with a circuit model, at least its widest variable)")
     p.add_argument("--restarts", type=positive_int, default=50, help="coordinate-ascent restarts")
     p.add_argument("--permutations", type=nonnegative_int, default=99, help="0 skips the test")
+    p.add_argument("--min-group-size", type=positive_int, default=30, metavar="N",
+                   help="scan only subgroups of at least N rows, in the data and in every "
+                        "permuted data set (default 30; 1: any size)")
     p.add_argument("--alpha", type=open_probability, default=0.05, help="significance level")
     p.add_argument("--sigma", type=positive_float, default=None,
                    help="Gaussian scale (default: SD)")
     p.add_argument("--C", dest="C", type=positive_float, default=1.0,
                    help="inverse L2 regularisation of the logistic regressions")
     p.set_defaults(func=run)
+
+
+def _predicted_once(model: Model, data: pd.DataFrame, outcome: str) -> Model:
+    """``model`` with its predictions on ``data`` computed once: every protected class's scan
+    reads the same rows (and every permuted scan reuses its scan's predictions)."""
+    if model.kind == "column":
+        return model
+    p = model.proba(data.drop(columns=[outcome]))
+
+    def predictions(batch: pd.DataFrame) -> np.ndarray:
+        if len(batch) != p.size:
+            raise DataError(f"the cached predictions are for {p.size} rows, not {len(batch)}")
+        return p
+
+    return Model(model.kind, predictions, outcome=model.outcome, favorable=model.favorable,
+                 circuit=model.circuit, inputs=model.inputs, name=model.name,
+                 column=model.column)
 
 
 def _protected_classes(args, data: pd.DataFrame, sensitive: list[str]) -> list[tuple]:
@@ -114,6 +141,7 @@ def _protected_classes(args, data: pd.DataFrame, sensitive: list[str]) -> list[t
 
 def run(args: argparse.Namespace) -> int:
     """Run the scans described by the parsed arguments; returns the exit code."""
+    until = deadline(args)
     model = load_model(args)  # a circuit's recipe may name the outcome
     if args.outcome is None:
         raise OptionError("cbs needs --outcome, the outcome column (1 where it equals "
@@ -128,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
             condition_value=args.condition_value, event=args.event,
         )
     reserved = {args.outcome, model.column, args.recommendation}
+    predicted = _predicted_once(model, data, args.outcome)
     max_categories = args.max_categories
     if max_categories is None:  # a circuit's variables are categorical by construction
         max_categories = 32 if model.circuit is None else max(
@@ -143,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
             data,
             protected=(col, value),
             outcome=args.outcome,
-            model=model,
+            model=predicted,
             covariates=covariates,
             recommendation=args.recommendation,
             threshold=args.threshold,
@@ -151,13 +180,15 @@ def run(args: argparse.Namespace) -> int:
             penalty=args.penalty,
             n_restarts=args.restarts,
             n_permutations=args.permutations,
+            min_group_size=args.min_group_size,
             sigma=args.sigma,
             C=args.C,
             n_jobs=args.jobs,
             random_state=args.seed,
             max_categories=max_categories,
+            deadline=until,
             **scan_type,
         ))
     result = CBSScans(scans)
     emit(result, args.format, result.describe())
-    return EXIT_FOUND if result.found(args.alpha) else EXIT_OK
+    return exit_status(result.found(args.alpha), result.complete)

@@ -8,7 +8,9 @@ non-protected class, re-weighted to resemble the protected one:
 3. keep only rows with ``C == condition_value`` for a value-conditional scan (after step 1);
 4. fit a weighted logistic regression of I on (X, C) over the non-protected rows and predict Î
    for the protected rows. A real-valued I (= P) is fitted on duplicated records: label 1
-   with weight ``w P`` and label 0 with weight ``w (1 - P)``, which keeps Î in (0, 1).
+   with weight ``w P`` and label 0 with weight ``w (1 - P)``, which keeps Î in (0, 1) (the
+   built-in regression takes P as a soft label, which is the same likelihood on half the
+   rows; a scikit-learn ``estimator`` gets the duplicated records).
 
 C enters the model as a 0/1 column (Y or Pbin) or as ``logit(P)`` (sufficiency for
 predictions). Rows with identical features are merged, summing their weights, before each fit;
@@ -22,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 
 from pcfair.audits.cbs._logistic import fit_logistic
 from pcfair.audits.cbs.options import CBSOptionError, check_choice
@@ -30,7 +31,8 @@ from pcfair.audits.cbs.scoring import CLIP
 from pcfair.audits.cbs.search import encode_covariates
 from pcfair.errors import DataError
 
-__all__ = ["Expectations", "estimate_expectations", "one_hot"]
+__all__ = ["Design", "Expectations", "design", "distinct_rows", "estimate_expectations",
+           "one_hot"]
 
 #: Propensity scores are clipped to [PROPENSITY_CLIP, 1 - PROPENSITY_CLIP] before taking odds.
 PROPENSITY_CLIP = 1e-6
@@ -94,42 +96,70 @@ def one_hot(codes: np.ndarray, arities) -> np.ndarray:
     return out
 
 
+def distinct_rows(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``features`` (in sorted order) and, per row, the index of its
+    distinct row.
+
+    Examples
+    --------
+    >>> ids, rows = distinct_rows(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]))
+    >>> ids.tolist(), rows.tolist()
+    ([1, 0, 1], [[0.0, 1.0], [1.0, 0.0]])
+    """
+    keys = np.ascontiguousarray(features, dtype=np.float64)
+    rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    return inverse.ravel(), keys[first]
+
+
 def _fit_weighted_logistic(
     features: np.ndarray,
     labels: np.ndarray,
     weights: np.ndarray,
     C: float,
     estimator=None,
+    distinct: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Callable[[np.ndarray], np.ndarray]:
     """Weighted probabilistic classifier; returns a function giving Pr(label = 1 | features).
 
-    The weights are scaled to sum to the number of rows so that ``C`` means what it means for
-    unweighted data. The default model is L2 logistic regression (:mod:`._logistic`), fitted
-    after merging identical (features, label) rows, which leaves its solution unchanged;
-    ``estimator`` is any scikit-learn classifier accepting ``sample_weight`` (cloned for every
-    fit, given the rows unmerged).
+    ``labels`` are 0/1, or (the default model only) soft labels in [0, 1]: a row with label
+    ``y`` and weight ``w`` stands for a record labelled 1 with weight ``w y`` and one labelled
+    0 with weight ``w (1 - y)``, whose log-likelihoods add up to the row's. The weights are
+    scaled to sum to the number of such records with a positive weight, so that ``C`` means
+    what it means for unweighted data. The default model is L2 logistic regression
+    (:mod:`._logistic`), fitted after merging the rows with identical features (weights
+    summed, labels averaged by weight), which leaves its objective, hence its solution,
+    unchanged; ``distinct`` is :func:`distinct_rows` of ``features`` when the caller has it
+    (a permutation test refits on the same features). ``estimator`` is any scikit-learn
+    classifier accepting ``sample_weight`` (cloned for every fit, given 0/1 labels and the
+    rows unmerged).
     """
     pos = weights > 0
-    features, labels, weights = features[pos], labels[pos], weights[pos]
-    if features.shape[0] == 0:
+    labels, weights = labels[pos], weights[pos]
+    if labels.size == 0:
         raise DataError("no non-protected record with positive weight to fit the model of Î on")
-    n_orig = features.shape[0]
     classes = np.unique(labels)
     if classes.size == 1:
         const = float(np.clip(classes[0], CLIP, 1 - CLIP))
         return lambda f: np.full(f.shape[0], const)
     if estimator is not None:  # general estimators see the rows as they are
+        from sklearn.base import clone
+
         model = clone(estimator)
-        model.fit(features, labels.astype(int), sample_weight=weights * (n_orig / weights.sum()))
+        model.fit(features[pos], labels.astype(int),
+                  sample_weight=weights * (labels.size / weights.sum()))
         col = list(model.classes_).index(1)
         return lambda f: model.predict_proba(f)[:, col]
-    keys = np.ascontiguousarray(np.column_stack([features, labels]), dtype=np.float64)
-    rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
-    uniq = keys[first]
-    w = np.bincount(inverse.ravel(), weights=weights, minlength=uniq.shape[0])
-    w *= n_orig / w.sum()
-    coef, intercept = fit_logistic(uniq[:, :-1], uniq[:, -1].astype(int), w, C)
+    if distinct is None:
+        ids, rows = distinct_rows(features[pos])
+    else:  # the distinct rows that have a positive weight, in the same (sorted) order
+        used, ids = np.unique(distinct[0][pos], return_inverse=True)
+        rows = distinct[1][used]
+    n_records = np.count_nonzero(labels > 0) + np.count_nonzero(labels < 1)
+    w = np.bincount(ids, weights=weights, minlength=rows.shape[0])
+    y = np.bincount(ids, weights=weights * labels, minlength=rows.shape[0]) / w
+    w *= n_records / w.sum()
+    coef, intercept = fit_logistic(rows, np.clip(y, 0.0, 1.0), w, C)
 
     def predict(f: np.ndarray) -> np.ndarray:
         z = f @ coef + intercept
@@ -141,6 +171,44 @@ def _fit_weighted_logistic(
 def _logit(p: np.ndarray) -> np.ndarray:
     p = np.clip(p, CLIP, 1 - CLIP)
     return np.log(p) - np.log1p(-p)
+
+
+@dataclass
+class Design:
+    """The matrices of the two regressions, which the protected-class indicator does not
+    change: built once for a scan, reused by every permuted scan (:func:`design`)."""
+
+    x: np.ndarray  # one-hot covariates: the features of the propensity model
+    x_distinct: tuple[np.ndarray, np.ndarray]  # distinct_rows(x)
+    features: np.ndarray  # the features of the model of I
+    features_distinct: tuple[np.ndarray, np.ndarray]  # distinct_rows(features)
+    keep: np.ndarray  # the value-conditional filter
+
+
+def design(
+    codes: np.ndarray,
+    arities: np.ndarray,
+    condition: np.ndarray | None,
+    *,
+    condition_type: str,
+    condition_value: int | None,
+    interactions: bool,
+) -> Design:
+    """The :class:`Design` of encoded covariates and a condition C (see
+    :func:`estimate_expectations` for the arguments)."""
+    x = one_hot(codes, arities)
+    keep = np.ones(x.shape[0], dtype=bool)
+    if condition_value is not None:
+        keep = condition == condition_value
+    # features of the model of I: one-hot X, plus C unless it is fixed by the filter
+    blocks = [x]
+    if condition is not None and condition_value is None:
+        c = _logit(condition) if condition_type == "continuous" else condition.astype(float)
+        blocks.append(c[:, None])
+        if interactions:
+            blocks.append(x * c[:, None])
+    features = np.hstack(blocks)
+    return Design(x, distinct_rows(x), features, distinct_rows(features), keep)
 
 
 def _expectations_from_codes(
@@ -158,27 +226,20 @@ def _expectations_from_codes(
     propensity: np.ndarray | None,
     propensity_model: str,
     estimator=None,
+    prepared: Design | None = None,
 ) -> Expectations:
-    """Core of :func:`estimate_expectations` on encoded, validated inputs."""
-    x = one_hot(codes, arities)
+    """Core of :func:`estimate_expectations` on encoded, validated inputs; ``prepared`` is
+    their :func:`design` when the caller has it."""
+    d = prepared if prepared is not None else design(
+        codes, arities, condition, condition_type=condition_type,
+        condition_value=condition_value, interactions=interactions)
+    x, features, keep = d.x, d.features, d.keep
     if propensity is None:
-        fit = _fit_weighted_logistic(x, a.astype(float), np.ones(a.size), C, estimator)
+        fit = _fit_weighted_logistic(x, a.astype(float), np.ones(a.size), C, estimator,
+                                     d.x_distinct)
         propensity = fit(x)
     prop = np.clip(propensity, PROPENSITY_CLIP, 1 - PROPENSITY_CLIP)
     weights = prop / (1 - prop)
-
-    keep = np.ones(a.size, dtype=bool)
-    if condition_value is not None:
-        keep = condition == condition_value
-
-    # features of the model of I: one-hot X, plus C unless it is fixed by the filter
-    blocks = [x]
-    if condition is not None and condition_value is None:
-        c = _logit(condition) if condition_type == "continuous" else condition.astype(float)
-        blocks.append(c[:, None])
-        if interactions:
-            blocks.append(x * c[:, None])
-    features = np.hstack(blocks)
 
     train = keep & ~a
     rows = np.flatnonzero(keep & a)
@@ -193,13 +254,15 @@ def _expectations_from_codes(
             f"(condition_value={condition_value}); there is nothing to scan"
         )
     ft, wt, it = features[train], weights[train], event[train]
-    if event_type == "probability":
+    if event_type == "probability" and estimator is not None:
         f2 = np.vstack([ft, ft])
         y2 = np.concatenate([np.ones(it.size), np.zeros(it.size)])
         w2 = np.concatenate([wt * it, wt * (1 - it)])
         model = _fit_weighted_logistic(f2, y2, w2, C, estimator)
-    else:
-        model = _fit_weighted_logistic(ft, it.astype(float), wt, C, estimator)
+    else:  # the default model takes a probability event as soft labels (the same fit)
+        ids, rows_distinct = d.features_distinct
+        model = _fit_weighted_logistic(ft, it.astype(float), wt, C, estimator,
+                                       (ids[train], rows_distinct))
     expected = np.clip(model(features[rows]), CLIP, 1 - CLIP)
     return Expectations(
         expected=expected,

@@ -5,7 +5,9 @@ all rows; the *whole* scan (propensity model, Î, value filter, subset scan) is 
 its best score recorded. The p-value is ``(1 + #{null >= observed}) / (1 + R)`` (pcfair
 decision; the paper gives no formula). Permutations run in worker processes when ``n_jobs``
 allows; every permutation gets its own seed drawn up front, so results do not depend on the
-number of workers.
+number of workers. A deadline stops the test early: the p-value is then computed over the
+permutations that finished, ``(1 + #{null >= observed}) / (1 + k)``, still a valid
+permutation p-value, though coarser (its smallest value is ``1 / (1 + k)``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ import os
 import pickle
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from pcfair._progress import progress_bar
+from pcfair.audits._clock import expired
 from pcfair.audits.cbs.options import CBSOptionError
 
 __all__ = ["permutation_pvalue", "run_permutations", "resolve_n_jobs"]
@@ -62,36 +65,60 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
     return int(n_jobs)
 
 
-def _run_chunk(task: Callable[[int], float], seeds: Sequence[int]) -> list[float]:
-    return [float(task(int(s))) for s in seeds]
+_WORKER_TASK: Callable[[int], float | None] | None = None
+_WORKER_LIMITS = None  # the worker's BLAS limit, held for the worker's lifetime
+
+
+def _init_worker(task: Callable[[int], float | None]) -> None:
+    """Hold the task in a worker process (it is sent once, not with every seed) and keep the
+    worker's BLAS to one thread: the permutations are the parallel work."""
+    global _WORKER_TASK, _WORKER_LIMITS
+    from threadpoolctl import threadpool_limits
+
+    _WORKER_TASK = task
+    _WORKER_LIMITS = threadpool_limits(limits=1, user_api="blas")
+
+
+def _run_seed(seed: int) -> float | None:
+    return _WORKER_TASK(seed)
 
 
 def run_permutations(
-    task: Callable[[int], float],
+    task: Callable[[int], float | None],
     seeds: Sequence[int],
     *,
     n_jobs: int | None = 1,
     progress: bool | None = None,
     description: str = "permutations",
+    deadline: float | None = None,
 ) -> np.ndarray:
     """Run ``task(seed)`` for every seed, in parallel when ``n_jobs`` allows.
 
     Parameters
     ----------
     task : callable
-        ``task(seed) -> score``; it must be picklable (a module-level object) to run in
-        workers. An unpicklable task runs serially with a warning.
+        ``task(seed) -> score``, or None when a deadline cut that permutation short (its
+        score would come from an incomplete scan, so it is left out). It must be picklable
+        (a module-level object) to run in workers, which receive it once; an unpicklable
+        task runs serially with a warning.
     seeds : sequence of int
         One seed per permuted data set.
     n_jobs : int or None
         Worker processes (-1: all cores).
     progress : bool or None
-        Show a progress bar; None shows it only on an interactive terminal.
+        Show a progress bar over the permutations; None shows it only where the user can
+        see it (a terminal or a notebook; see :mod:`pcfair._progress`).
+    description : str
+        The progress bar's label.
+    deadline : float, optional
+        A :func:`time.time` value: permutations not started by then are not run (those
+        under way stop at it through ``task``, which should be given the same deadline).
 
     Returns
     -------
     numpy.ndarray
-        The scores, in the order of ``seeds``.
+        The scores of the permutations that finished, in the order of ``seeds`` (all of
+        them without a deadline).
 
     Examples
     --------
@@ -100,7 +127,6 @@ def run_permutations(
     """
     seeds = [int(s) for s in seeds]
     workers = min(resolve_n_jobs(n_jobs), max(1, len(seeds)))
-    disable = None if progress is None else not progress
     if workers > 1:
         try:
             pickle.dumps(task)
@@ -112,24 +138,36 @@ def run_permutations(
                 stacklevel=3,
             )
             workers = 1
-    out = np.empty(len(seeds))
-    with tqdm(total=len(seeds), desc=description, disable=disable, leave=False) as bar:
+    out = np.full(len(seeds), np.nan)
+    with progress_bar(progress, description, total=len(seeds), unit=" permutations",
+                      leave=False) as bar:
         if workers == 1:
             for k, s in enumerate(seeds):
-                out[k] = task(s)
+                if expired(deadline):
+                    break
+                score = task(s)
+                if score is not None:
+                    out[k] = score
                 bar.update(1)
-            return out
-        # several chunks per worker so the bar moves and the load stays balanced
-        n_chunks = min(len(seeds), workers * 4)
-        bounds = np.linspace(0, len(seeds), n_chunks + 1).astype(int)
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [
-                (lo, pool.submit(_run_chunk, task, seeds[lo:hi]))
-                for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
-                if hi > lo
-            ]
-            for lo, fut in futures:
-                vals = fut.result()
-                out[lo:lo + len(vals)] = vals
-                bar.update(len(vals))
-    return out
+        else:
+            with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+                                     initargs=(task,)) as pool:
+                futures = {pool.submit(_run_seed, s): k for k, s in enumerate(seeds)}
+                try:
+                    for fut in as_completed(futures):
+                        score = fut.result()
+                        if score is not None:
+                            out[futures[fut]] = score
+                        bar.update(1)
+                        if expired(deadline):
+                            break
+                finally:  # at the deadline, or on an error: what has not started never runs
+                    for fut in futures:
+                        fut.cancel()
+            # the pool has shut down: the permutations under way at the deadline have ended
+            for fut, k in futures.items():
+                if not fut.cancelled() and np.isnan(out[k]):
+                    score = fut.result()
+                    if score is not None:
+                        out[k] = score
+    return out[~np.isnan(out)]

@@ -91,9 +91,10 @@ class CBSResult(AuditResult):
     comparison_rate : float
         Mean of I over them (NaN when there are none).
     p_value : float or None
-        Permutation p-value ``(1 + #{null >= score}) / (1 + R)``; None without permutations.
+        Permutation p-value ``(1 + #{null >= score}) / (1 + k)`` over the k permutations
+        that ran (k = R unless a time limit cut the test); None without permutations.
     null_scores : numpy.ndarray
-        The R scores of the permuted data sets.
+        The k scores of the permuted data sets.
     n_protected : int
         Records of the protected class that were scanned (|D1|).
     protected : str
@@ -102,6 +103,19 @@ class CBSResult(AuditResult):
         What was audited.
     direction, penalty, n_restarts, sigma, propensity_model
         Settings; ``sigma`` is the Gaussian scale used (None for Bernoulli scans).
+    min_group_size : int
+        Only subgroups of at least this many scanned records were considered, in the scan
+        and in every permuted scan (1: unconstrained).
+    permutations_requested : int
+        R, the permutations asked for (``null_scores`` holds fewer when a time limit cut
+        the test).
+    restarts_run : int
+        Restarts of the scan that ran (``n_restarts`` unless a time limit cut the scan).
+    complete : bool
+        False when a time limit cut the scan or the permutation test; ``notes`` say what.
+    notes : tuple of str
+        What the time limit cut, e.g. ``"permutation test: 12 of 99 permutations (time
+        limit); ..."``.
 
     Examples
     --------
@@ -118,7 +132,7 @@ class CBSResult(AuditResult):
     >>> res.to_frame()[["detected", "n", "comparison_n"]].shape
     (1, 3)
     >>> res
-    CBSResult(method='cbs', protected='g = 1', detected='g = 1 & x = 1', score=..., p_value=None; 1 rows)
+    CBSResult(method='cbs', protected='g = 1', detected='g = 1 & x = 1', score=..., p_value=None, complete=True; 1 rows)
     """
 
     method = "cbs"
@@ -142,6 +156,11 @@ class CBSResult(AuditResult):
     n_restarts: int = 50
     sigma: float | None = None
     propensity_model: str = "logistic"
+    min_group_size: int = 1
+    permutations_requested: int = 0
+    restarts_run: int = 0
+    complete: bool = True
+    notes: tuple = ()
 
     @property
     def found(self) -> bool:
@@ -151,6 +170,12 @@ class CBSResult(AuditResult):
     def significant(self, alpha: float = 0.05) -> bool:
         """True when a subgroup was found and its permutation p-value is below ``alpha``."""
         return self.found and self.p_value is not None and self.p_value < alpha
+
+    def detected(self, alpha: float = 0.05) -> bool:
+        """What the scan reports as a finding: a significant subgroup when a permutation test
+        was asked for (a test a time limit left without a p-value finds nothing), else any
+        subgroup with a positive score."""
+        return self.significant(alpha) if self.permutations_requested else self.found
 
     @property
     def subgroup_text(self) -> str:
@@ -176,6 +201,9 @@ class CBSResult(AuditResult):
             f"[{self.definition.describe()}], direction {self.direction}",
             f"protected class: {self.protected} ({self.n_protected} records scanned)",
         ]
+        size = (f"subgroups of at least {self.min_group_size} rows (min-group-size)"
+                if self.min_group_size > 1 else "subgroups of any size (min-group-size 1)")
+        lines.append(f"scanned: {size}")
         if self.subgroup is None:
             lines.append("no subgroup with a positive score")
         else:
@@ -188,8 +216,14 @@ class CBSResult(AuditResult):
             lines.append(
                 f"comparison: {self.comparison_text} (n = {self.comparison_n}), rate {rate}"
             )
-        if self.p_value is not None:
-            lines.append(f"p-value {self.p_value:.4g} ({self.null_scores.size} permutations)")
+        k = self.null_scores.size
+        if self.p_value is not None and k < self.permutations_requested:
+            lines.append(f"p-value {self.p_value:.4g}, based on {k} of "
+                         f"{self.permutations_requested} permutations (time limit)")
+        elif self.p_value is not None:
+            lines.append(f"p-value {self.p_value:.4g} ({k} permutations)")
+        if not self.complete:
+            lines.append("INCOMPLETE (time limit): " + "; ".join(self.notes))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -198,7 +232,7 @@ class CBSResult(AuditResult):
     def headline(self) -> dict:
         """The protected class, the detected subgroup, its score and p-value."""
         return {"protected": self.protected, "detected": self.subgroup_text,
-                "score": float(self.score), "p_value": self.p_value}
+                "score": float(self.score), "p_value": self.p_value, "complete": self.complete}
 
     def to_dict(self) -> dict:
         """JSON-friendly dictionary of the report (null scores as a list)."""
@@ -225,11 +259,16 @@ class CBSResult(AuditResult):
             "comparison_rate": self.comparison_rate,
             "p_value": self.p_value,
             "n_permutations": self.null_scores.size,
+            "permutations_requested": self.permutations_requested,
             "null_scores": self.null_scores,
             "penalty": self.penalty,
             "n_restarts": self.n_restarts,
+            "restarts_run": self.restarts_run,
+            "min_group_size": self.min_group_size,
             "sigma": self.sigma,
             "propensity_model": self.propensity_model,
+            "complete": self.complete,
+            "notes": list(self.notes),
         })
 
     def to_frame(self) -> pd.DataFrame:
@@ -237,6 +276,7 @@ class CBSResult(AuditResult):
         d = self.to_dict()
         d.pop("null_scores")
         d["subgroup"] = None if d["subgroup"] is None else str(d["subgroup"])
+        d["notes"] = "; ".join(d["notes"])
         return pd.DataFrame([d])
 
     def _plot(self, ax, bins: int = 30):
@@ -280,15 +320,21 @@ class CBSScans(AuditResult):
         self.scans = sorted(scans, key=lambda r: -r.score)
 
     def found(self, alpha: float = 0.05) -> bool:
-        """True when a scan found a subgroup (with permutations: a significant one)."""
-        return any(r.significant(alpha) if r.p_value is not None else r.found
-                   for r in self.scans)
+        """True when a scan found a subgroup (with permutations: a significant one; see
+        :meth:`CBSResult.detected`)."""
+        return any(r.detected(alpha) for r in self.scans)
+
+    @property
+    def complete(self) -> bool:
+        """False when a time limit cut one of the scans (its ``notes`` say what)."""
+        return all(r.complete for r in self.scans)
 
     def headline(self) -> dict:
         best = self.scans[0] if self.scans else None
         return {"n_scans": len(self.scans),
                 "best": None if best is None else best.subgroup_text,
-                "best_score": None if best is None else float(best.score)}
+                "best_score": None if best is None else float(best.score),
+                "complete": self.complete}
 
     def to_frame(self) -> pd.DataFrame:
         if not self.scans:
@@ -301,8 +347,14 @@ class CBSScans(AuditResult):
         return out
 
     def describe(self) -> str:
-        """The scans' descriptions, one block each."""
-        return "\n\n".join(r.describe() for r in self.scans)
+        """The scans' descriptions, one block each; an incomplete run ends with a line saying
+        so."""
+        text = "\n\n".join(r.describe() for r in self.scans)
+        if not self.complete:
+            cut = sum(not r.complete for r in self.scans)
+            text += (f"\n\nINCOMPLETE: the time limit cut {cut} of {len(self.scans)} scan(s); "
+                     "what they found stands, what they did not find is undetermined")
+        return text
 
     def _plot(self, ax, alpha: float = 0.05, top: int | None = 20):
         """Bar chart of the scores, one bar per scan (:func:`pcfair.plot.cbs_scores`)."""

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import trange
 
+from pcfair._progress import progress_bar
+from pcfair.audits._clock import expired
 from pcfair.audits.cbs import _kernels
 from pcfair.audits.cbs.options import CBSOptionError, check_penalty, check_positive_int
 from pcfair.audits.cbs.scoring import CLIP, BernoulliScore, GaussianLogitShiftScore
@@ -89,11 +90,14 @@ class ScanResult:
     mask : numpy.ndarray of bool
         Which scanned records are in the subgroup.
     restart_scores : numpy.ndarray
-        Final score of every restart (restart 0 starts from the full set).
+        Final score of every restart that ran (restart 0 starts from the full set).
     n_steps : int
         Coordinate steps taken over all restarts.
     monotone : bool
         True when no step decreased the score within a restart (it never should).
+    complete : bool
+        False when a deadline stopped the restarts early (``restart_scores`` says how many
+        ran).
 
     Examples
     --------
@@ -113,6 +117,7 @@ class ScanResult:
     restart_scores: np.ndarray = field(repr=False)
     n_steps: int = 0
     monotone: bool = True
+    complete: bool = True
 
     @property
     def found(self) -> bool:
@@ -145,6 +150,11 @@ class SubsetScanner:
         The full value list of each attribute. Values absent from ``covariates`` still count
         when deciding whether an attribute is constrained (use it when scanning a subset of a
         larger table).
+    min_size : int, default 1
+        Smallest subgroup (in records) the scan may consider: each coordinate step chooses
+        among the options holding at least this many records, and keeps the current value
+        set when all of them score lower, so the ascent never leaves the subgroups of at
+        least ``min_size`` records. 1 is the paper's unconstrained scan.
 
     Examples
     --------
@@ -167,6 +177,7 @@ class SubsetScanner:
         direction: str = "positive",
         sigma: float | None = None,
         categories: Sequence[Sequence] | None = None,
+        min_size: int = 1,
     ):
         if not isinstance(covariates, pd.DataFrame):
             raise DataError("covariates must be a pandas DataFrame")
@@ -198,6 +209,9 @@ class SubsetScanner:
         self.max_arity = int(self.arities.max())
         n = len(covariates)
         self.penalty = check_penalty(penalty)
+        self.min_size = check_positive_int("min_size", min_size)
+        # valid[j, v]: value v exists for attribute j (the inclusion matrix is padded)
+        self._valid = np.arange(self.max_arity)[None, :] < self.arities[:, None]
 
         if isinstance(scorer, str):
             key = scorer.lower()
@@ -307,11 +321,8 @@ class SubsetScanner:
         return out
 
     def _n_listed(self, incl: np.ndarray) -> int:
-        return sum(
-            int(incl[j, : self.arities[j]].sum())
-            for j in range(len(self.attributes))
-            if self._is_constrained(incl, j)
-        )
+        listed = (incl & self._valid).sum(axis=1)
+        return int(listed[listed < self.arities].sum())
 
     # ---------------------------------------------------------------- the three operations
     def _score_incl(self, incl: np.ndarray) -> tuple[float, float, int]:
@@ -330,10 +341,12 @@ class SubsetScanner:
         k = int(self.arities[j])
         if self._gaussian:
             return _kernels.gaussian_step(
-                self.codes, self.event, incl, j, k, self.sign, self.scorer.sigma, self.penalty
+                self.codes, self.event, incl, j, k, self.sign, self.scorer.sigma, self.penalty,
+                self.min_size,
             )
         return _kernels.bernoulli_step(
-            self.codes, self.event, self.expected, incl, j, k, self.sign, self.penalty
+            self.codes, self.event, self.expected, incl, j, k, self.sign, self.penalty,
+            self.min_size,
         )
 
     def score(self, subgroup: Mapping[str, Sequence] | None) -> tuple[float, float, int]:
@@ -350,7 +363,11 @@ class SubsetScanner:
         return self._unsort(_kernels.subgroup_rows(self.codes, self.to_mask(subgroup), -1))
 
     def step(self, subgroup: Mapping[str, Sequence] | None, attribute: str) -> StepResult:
-        """Exact best value subset of ``attribute``, the other attributes held at ``subgroup``."""
+        """Exact best value subset of ``attribute``, the other attributes held at ``subgroup``.
+
+        With ``min_size > 1`` only options of at least ``min_size`` records are scored; when
+        even all values of ``attribute`` hold fewer, the step's score is ``-inf``.
+        """
         if str(attribute) not in self.attributes:
             raise VariableError(f"attribute {attribute!r} is not a covariate")
         j = self.attributes.index(str(attribute))
@@ -373,48 +390,76 @@ class SubsetScanner:
             trial[j, :] = False
             trial[j, present[keep]] = True
             rows = _kernels.subgroup_rows(self.codes, trial, -1)
-            if rows.sum() >= MIN_START_RECORDS:
+            if rows.sum() >= max(MIN_START_RECORDS, self.min_size):
                 incl = trial
         return incl
 
     def scan(
-        self, n_restarts: int = 50, random_state=None, progress: bool | None = False
+        self, n_restarts: int = 50, random_state=None, progress: bool | None = False,
+        deadline: float | None = None,
     ) -> ScanResult:
         """Coordinate ascent with restarts (Algorithm 1); restart 0 starts from the full set.
 
         ``progress`` shows a bar over the restarts (None: only on an interactive terminal).
+        ``deadline`` (a :func:`time.time` value) is checked between restarts: the restarts
+        that finished before it give the result (``complete`` False, ``restart_scores``
+        shorter than ``n_restarts``); restart 0 always runs. With fewer records than
+        ``min_size`` there is no subgroup to scan: the result has score 0 and ``n`` 0.
         """
         n_restarts = check_positive_int("n_restarts", n_restarts)
         rng = np.random.default_rng(random_state)
         m = len(self.attributes)
+        if self.codes.shape[0] < self.min_size:
+            return ScanResult(
+                subgroup={}, score=0.0, theta=float(self.scorer.null_parameter),
+                parameter=self.scorer.parameter, n=0,
+                mask=np.zeros(self.codes.shape[0], dtype=bool), restart_scores=np.zeros(0),
+            )
+        constrained = self.min_size > 1
         best_incl, best_score, best_theta = None, -np.inf, self.scorer.null_parameter
         restart_scores = np.empty(n_restarts)
         n_steps = 0
         monotone = True
-        disable = None if progress is None else not progress
-        for r in trange(n_restarts, desc="CBS scan restarts", disable=disable, leave=False):
-            incl = self._full() if r == 0 else self._random_start(rng)
-            score, theta, _ = self._score_incl(incl)
-            scanned = np.zeros(m, dtype=bool)
-            while not scanned.all():
-                j = int(rng.choice(np.flatnonzero(~scanned)))
-                relaxed = incl.copy()
-                relaxed[j, : self.arities[j]] = True
-                take_all, chosen, _, _ = self._step_incl(relaxed, j)
-                if not take_all:
-                    relaxed[j, :] = False
-                    relaxed[j, : self.arities[j]] = chosen
-                new_score, new_theta, _ = self._score_incl(relaxed)
-                n_steps += 1
-                if new_score < score - 1e-9 * max(1.0, abs(score)):
-                    monotone = False
-                if new_score > score + IMPROVEMENT_TOL:
-                    scanned[:] = False
-                scanned[j] = True
-                incl, score, theta = relaxed, new_score, new_theta
-            restart_scores[r] = score
-            if score > best_score:
-                best_incl, best_score, best_theta = incl, score, theta
+        done = 0
+        with progress_bar(progress, "CBS scan restarts", total=n_restarts, unit=" restarts",
+                          leave=False) as bar:
+            for r in range(n_restarts):
+                if r > 0 and expired(deadline):
+                    break
+                incl = self._full() if r == 0 else self._random_start(rng)
+                score, theta, _ = self._score_incl(incl)
+                scanned = np.zeros(m, dtype=bool)
+                while not scanned.all():
+                    todo = np.flatnonzero(~scanned)
+                    j = int(todo[rng.integers(0, todo.size)])  # rng.choice(todo), faster
+                    relaxed = incl.copy()
+                    relaxed[j, : self.arities[j]] = True
+                    take_all, chosen, step_score, new_theta = self._step_incl(relaxed, j)
+                    listed_j = 0
+                    if not take_all:
+                        relaxed[j, :] = False
+                        relaxed[j, : self.arities[j]] = chosen
+                        listed_j = int(chosen.sum())
+                    # the step scored the new subgroup with attribute j's penalty only
+                    new_score = float(step_score) - self.penalty * (
+                        self._n_listed(relaxed) - listed_j)
+                    new_theta = float(new_theta)
+                    n_steps += 1
+                    if constrained and new_score < score:
+                        # every option of at least min_size records scores lower than the
+                        # current value set, which is one of them: keep it
+                        relaxed, new_score, new_theta = incl, score, theta
+                    if new_score < score - 1e-9 * max(1.0, abs(score)):
+                        monotone = False
+                    if new_score > score + IMPROVEMENT_TOL:
+                        scanned[:] = False
+                    scanned[j] = True
+                    incl, score, theta = relaxed, new_score, new_theta
+                restart_scores[r] = score
+                done += 1
+                bar.update(1)
+                if score > best_score:
+                    best_incl, best_score, best_theta = incl, score, theta
         mask = self._unsort(_kernels.subgroup_rows(self.codes, best_incl, -1))
         return ScanResult(
             subgroup=self.to_subgroup(best_incl),
@@ -423,9 +468,10 @@ class SubsetScanner:
             parameter=self.scorer.parameter,
             n=int(mask.sum()),
             mask=mask,
-            restart_scores=restart_scores,
+            restart_scores=restart_scores[:done],
             n_steps=n_steps,
             monotone=monotone,
+            complete=done == n_restarts,
         )
 
 
@@ -440,15 +486,16 @@ def scan(
     n_restarts: int = 50,
     sigma: float | None = None,
     categories: Sequence[Sequence] | None = None,
+    min_size: int = 1,
     random_state: int | np.random.Generator | None = None,
     progress: bool | None = False,
 ) -> ScanResult:
     """Find the highest-scoring subgroup of records given the event and its expectation.
 
     This is step 3 of CBS on ``D1 = {(X_i, I_i, Î_i)}``; :func:`conditional_bias_scan` builds
-    D1 from raw data. Parameters are those of :class:`SubsetScanner` plus ``n_restarts``
-    (the paper's "scan iterations"), ``random_state`` and ``progress`` (a bar over the
-    restarts; None shows it only on an interactive terminal).
+    D1 from raw data. Parameters are those of :class:`SubsetScanner` (``min_size`` included)
+    plus ``n_restarts`` (the paper's "scan iterations"), ``random_state`` and ``progress`` (a
+    bar over the restarts; None shows it only on an interactive terminal).
 
     Returns
     -------
@@ -473,6 +520,7 @@ def scan(
     scanner = SubsetScanner(
         covariates, event, expected, scorer,
         penalty=penalty, direction=direction, sigma=sigma, categories=categories,
+        min_size=min_size,
     )
     return scanner.scan(n_restarts=n_restarts, random_state=random_state, progress=progress)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pcfair.audits._clock import deadline_from
 from pcfair.audits._result import AuditResult, json_value
 from pcfair._random import check_random_state
 from pcfair.errors import SpecError
@@ -89,6 +90,11 @@ class SRResult(AuditResult):
         The metric's name.
     gof : list of dict
         Goodness-of-fit tests run on it (``pcfair audit regression --gof``), if any.
+    complete : bool
+        False when a time limit cut the interval bootstrap of the estimates it carries
+        (``pcfair audit regression --time-limit``); ``notes`` say how many replicates ran.
+    notes : list of str
+        What the time limit cut.
 
     Examples
     --------
@@ -120,6 +126,8 @@ class SRResult(AuditResult):
     estimates: pd.DataFrame | None = None
     metric: str = ""
     gof: list = field(default_factory=list)
+    complete: bool = True
+    notes: list = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
         """The per-group estimates, one row per group, the sensitive attributes as columns."""
@@ -129,7 +137,8 @@ class SRResult(AuditResult):
 
     def headline(self) -> dict:
         return {"metric": self.metric, "pooled": self.pooled, "lambda": self.lambda_,
-                "n_defined": self.n_defined, "selected": self.selected_features}
+                "n_defined": self.n_defined, "selected": self.selected_features,
+                "complete": self.complete}
 
     def to_dict(self) -> dict:
         """Headline numbers, coefficients and the per-group rows (JSON-ready)."""
@@ -138,6 +147,7 @@ class SRResult(AuditResult):
                                "intercept": self.intercept, "coef": self.coef.to_dict()}))
         if self.gof:
             out["gof"] = json_value(self.gof)
+        out["notes"] = list(self.notes)
         return out
 
     def _plot(self, ax, **kwargs):
@@ -517,7 +527,8 @@ class StructuredRegression:
             index=ev.groups.index,
         )
 
-    def _bootstrap(self, method: str, n_boot: int, residuals: str, random_state):
+    def _bootstrap(self, method: str, n_boot: int, residuals: str, random_state,
+                   deadline: float | None = None):
         key = (method, int(n_boot), residuals)
         if random_state is None and key in self._ci_cache:
             return self._ci_cache[key]
@@ -538,6 +549,7 @@ class StructuredRegression:
                 n_boot=int(n_boot),
                 residuals=residuals,
                 rng=rng,
+                deadline=deadline,
             )
         else:
             out = lasso_percentile(
@@ -550,8 +562,10 @@ class StructuredRegression:
                 self._solver,
                 n_boot=int(n_boot),
                 rng=rng,
+                deadline=deadline,
             )
-        if random_state is None:
+        replicates = out.pivots if method == "rblpr" else out
+        if random_state is None and replicates.shape[0] == int(n_boot):  # a cut run is not kept
             self._ci_cache[key] = out
         return out
 
@@ -563,6 +577,8 @@ class StructuredRegression:
         B: int = 100,
         residuals: str = "gaussian",
         random_state: int | np.random.Generator | None = None,
+        time_limit: float | None = None,
+        deadline: float | None = None,
     ) -> pd.DataFrame:
         """Confidence intervals of the structured estimates.
 
@@ -580,12 +596,20 @@ class StructuredRegression:
         random_state : int, Generator or None
             None derives a fixed stream from the estimator's ``random_state`` (and caches the
             replicates, so several levels share them).
+        time_limit : float, optional
+            Seconds of wall-clock time for the bootstrap, checked before each replicate: the
+            intervals come from the replicates that finished (coarser quantiles), and from
+            none (NaN) when fewer than 2 did. The point estimates (:meth:`fit`) are not cut.
+        deadline : float, optional
+            A :func:`time.time` value, overriding ``time_limit``.
 
         Returns
         -------
         pandas.DataFrame
             Columns ``n``, ``structured``, ``mu_lpr`` (rBLPR only), ``lower``, ``upper`` and
             ``status``. Empty groups keep the pooled point estimate and get no interval (NaN).
+            ``attrs`` holds ``replicates`` (how many ran), ``requested`` (``B``) and
+            ``complete`` (whether all of them ran).
 
         Examples
         --------
@@ -604,22 +628,26 @@ class StructuredRegression:
             raise SpecError(f"unknown method {method!r}: use one of {', '.join(CI_METHODS)}")
         ev = self._ev
         pred = ev.n > 0
-        boot = self._bootstrap(method, B, residuals, random_state)
+        boot = self._bootstrap(method, B, residuals, random_state,
+                               deadline_from(time_limit, deadline))
+        replicates = boot.pivots if method == "rblpr" else boot
         n_groups = ev.groups.n_groups
         lo = np.full(n_groups, np.nan)
         hi = np.full(n_groups, np.nan)
         table = {"n": ev.n.astype(np.int64), "structured": self.estimates_["structured"].to_numpy()}
+        if replicates.shape[0] >= 2:  # quantiles of one replicate are no interval
+            lo[pred], hi[pred] = percentile_intervals(replicates, level)
         if method == "rblpr":
-            lo[pred], hi[pred] = percentile_intervals(boot.pivots, level)
             lpr = np.full(n_groups, np.nan)
             lpr[pred] = boot.z_lpr
             table["mu_lpr"] = self._apply_clip(lpr)
-        else:
-            lo[pred], hi[pred] = percentile_intervals(boot, level)
         table["lower"] = self._apply_clip(lo)
         table["upper"] = self._apply_clip(hi)
         table["status"] = ev.status
-        return pd.DataFrame(table, index=ev.groups.index)
+        frame = pd.DataFrame(table, index=ev.groups.index)
+        frame.attrs.update(replicates=int(replicates.shape[0]), requested=int(B),
+                           complete=replicates.shape[0] == int(B))
+        return frame
 
     # ------------------------------------------------------------------ extras
     def baseline_estimates(self) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from pcfair.audits._clock import expired
 from pcfair.errors import SpecError
 
 from .fit import SELECTED_TOL, LassoSolver
@@ -128,7 +129,8 @@ class RblprFit:
     z_ols, z_lpr : ndarray
         Lasso+OLS and LPR estimates of the predicted groups.
     pivots : ndarray
-        Bootstrap values ``zhat_LPR + zhat_OLS - z*_LPR``, shape (B, n_predicted).
+        Bootstrap values ``zhat_LPR + zhat_OLS - z*_LPR``, shape (B, n_predicted); fewer
+        rows when a deadline stopped the bootstrap.
     """
 
     selected: np.ndarray
@@ -150,6 +152,7 @@ def rblpr(
     n_boot: int = 100,
     residuals: str = "gaussian",
     rng: np.random.Generator,
+    deadline: float | None = None,
 ) -> RblprFit:
     """Run rBLPR (spec §3.2).
 
@@ -169,6 +172,9 @@ def rblpr(
         Parametric Gaussian residuals with the model variances (default), or resampled
         centred standardised Lasso+OLS residuals rescaled by ``sqrt(1/sw)`` (Liu et al.).
     rng : numpy.random.Generator
+    deadline : float, optional
+        A :func:`time.time` value checked before each replicate: the bootstrap stops there
+        and keeps the replicates that finished.
 
     Returns
     -------
@@ -204,7 +210,11 @@ def rblpr(
         std_resid = (z_fit - z_ols_fit) * np.sqrt(sw_fit)
         std_resid = std_resid - std_resid.mean()
     pivots = np.empty((n_boot, phi_pred.shape[0]))
+    done = n_boot
     for b in range(n_boot):
+        if expired(deadline):
+            done = b
+            break
         if residuals == "gaussian":
             eps = sigma * rng.standard_normal(z_fit.shape[0])
         else:
@@ -212,7 +222,8 @@ def rblpr(
         z_star = z_ols_fit + eps
         beta_star = lpr(z_star, lasso_support(z_star))
         pivots[b] = z_lpr + z_ols - x_pred @ beta_star
-    return RblprFit(selected=selected, alpha_r=alpha_r, z_ols=z_ols, z_lpr=z_lpr, pivots=pivots)
+    return RblprFit(selected=selected, alpha_r=alpha_r, z_ols=z_ols, z_lpr=z_lpr,
+                    pivots=pivots[:done])
 
 
 def lasso_percentile(
@@ -226,8 +237,10 @@ def lasso_percentile(
     *,
     n_boot: int = 100,
     rng: np.random.Generator,
+    deadline: float | None = None,
 ) -> np.ndarray:
-    """Naive residual bootstrap of the lasso: refit on ``muhat + eps*``; returns (B, n_predicted).
+    """Naive residual bootstrap of the lasso: refit on ``muhat + eps*``; returns (B, n_predicted)
+    (fewer rows when ``deadline``, a :func:`time.time` value, stopped it).
 
     Percentiles of these replicates give the plain lasso-bootstrap interval, which ignores the
     lasso's shrinkage bias (the paper's motivation for rBLPR).
@@ -235,8 +248,12 @@ def lasso_percentile(
     sigma = np.sqrt(sigma2_fit)
     coef_hat = solver.fit(phi_fit, mu_fit, sw_fit, alpha)[1]
     out = np.empty((n_boot, phi_pred.shape[0]))
+    done = n_boot
     for b in range(n_boot):
+        if expired(deadline):
+            done = b
+            break
         z_star = mu_fit + sigma * rng.standard_normal(mu_fit.shape[0])
         b0, coef = solver.fit(phi_fit, z_star, sw_fit, alpha, init=coef_hat)
         out[b] = b0 + phi_pred @ coef
-    return out
+    return out[:done]

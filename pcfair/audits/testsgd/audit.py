@@ -12,6 +12,7 @@ import pandas as pd
 
 from pcfair.errors import DataError, SpecError
 
+from pcfair.audits._clock import deadline_from, time_limit_note
 from pcfair.audits._model import as_model
 from pcfair.audits._result import AuditResult
 
@@ -19,7 +20,7 @@ from .circuit_sampler import PCConditionalSampler
 from .errors import SkippedRuleSetWarning
 from .mining import frequent_rule_sets
 from .rules import RuleSet
-from .scoring import GroupScore, _settings, score_many
+from .scoring import GroupScore, _Settings, _settings, score_many
 from .specs import resolve_specs
 from .streams import CHUNK_SIZE, GroupSampler, seed_sequence
 from .tabular_sampler import TabularPerturbationSampler
@@ -99,12 +100,31 @@ def score_rule_sets(
     >>> [s.score for s in score_rule_sets(sets, lambda b: (b["g"] == "F").astype(int), sampler)]
     [1.0, 1.0]
     """
+    st = _settings(favorable, sample_thr, error_thr, confidence, z, interval, check_from, max_samples)
+    return _score(rule_sets, predict, sampler, st, supports=supports, batch_size=batch_size,
+                  chunk_size=chunk_size, random_state=random_state, progress=progress)[0]
+
+
+def _score(
+    rule_sets: Sequence[RuleSet],
+    predict: Callable[[Any], Any],
+    sampler: GroupSampler,
+    st: _Settings,
+    *,
+    supports: Sequence[float] | None,
+    batch_size: int | None,
+    chunk_size: int,
+    random_state: int | np.random.Generator | None,
+    progress: bool,
+    deadline: float | None = None,
+) -> tuple[list[GroupScore], int]:
+    """:func:`score_rule_sets` on checked settings, and the number of rule sets that
+    ``deadline`` (a :func:`time.time` value) left unscored."""
     rule_sets = list(rule_sets)
     if supports is None:
         supports = [math.nan] * len(rule_sets)
     if len(supports) != len(rule_sets):
         raise DataError(f"{len(supports)} supports given for {len(rule_sets)} rule sets")
-    st = _settings(favorable, sample_thr, error_thr, confidence, z, interval, check_from, max_samples)
     children = seed_sequence(random_state).spawn(len(rule_sets))
     bar = None
     if progress:
@@ -115,14 +135,15 @@ def score_rule_sets(
         results = score_many(
             predict, sampler, rule_sets, children, st, supports=supports, batch_size=batch_size,
             chunk_size=chunk_size, on_done=None if bar is None else (lambda: bar.update(1)),
+            deadline=deadline,
         )
     finally:
         if bar is not None:
             bar.close()
     out = [r for r in results if isinstance(r, GroupScore)]
-    skipped = [rs.render() for rs, r in zip(rule_sets, results) if not isinstance(r, GroupScore)]
+    skipped = [rs.render() for rs, r in zip(rule_sets, results) if isinstance(r, Exception)]
     _warn_skipped("whose group or complement cannot be sampled", skipped)
-    return out
+    return out, sum(r is None for r in results)
 
 
 def scores_to_frame(scores: Sequence[GroupScore]) -> pd.DataFrame:
@@ -220,13 +241,19 @@ class TestSGDResult(AuditResult):
         The favourable label l.
     model : str
         What was tested.
+    complete : bool
+        False when a time limit stopped the scoring: the rule sets it caught while sampling
+        are scored on the samples drawn so far (``converged`` False), the ones it never
+        reached are not in the table; ``notes`` say how many.
+    notes : tuple of str
+        What the time limit cut.
 
     Examples
     --------
     >>> from pcfair.audits.testsgd.scoring import score_from_counts
     >>> res = TestSGDResult(scores_to_frame([score_from_counts(283, 91, 1000)]))
     >>> res
-    TestSGDResult(method='testsgd', n_rule_sets=1, top='None', top_score=0.192; 1 rows)
+    TestSGDResult(method='testsgd', n_rule_sets=1, top='None', top_score=0.192, complete=True; 1 rows)
     >>> len(res.flagged(0.15)), len(res.flagged(0.15, mode="conservative"))
     (1, 0)
     """
@@ -234,10 +261,13 @@ class TestSGDResult(AuditResult):
     __test__ = False  # not a pytest test class
     method = "testsgd"
 
-    def __init__(self, table: pd.DataFrame, *, favorable: Any = 1, model: str = ""):
+    def __init__(self, table: pd.DataFrame, *, favorable: Any = 1, model: str = "",
+                 complete: bool = True, notes: Sequence[str] = ()):
         self.table = table
         self.favorable = favorable
         self.model = model
+        self.complete = complete
+        self.notes = tuple(notes)
 
     def to_frame(self) -> pd.DataFrame:
         """The scored rule sets (a copy of :attr:`table`)."""
@@ -251,7 +281,14 @@ class TestSGDResult(AuditResult):
         top = self.table.iloc[0] if len(self.table) else None
         return {"n_rule_sets": len(self.table),
                 "top": None if top is None else str(top["rule_set"]),
-                "top_score": None if top is None else float(top["score"])}
+                "top_score": None if top is None else float(top["score"]),
+                "complete": self.complete}
+
+    def to_dict(self) -> dict:
+        """The headline numbers, the notes of a run a time limit cut, and the rows."""
+        out = super().to_dict()
+        out["notes"] = list(self.notes)
+        return out
 
     def _plot(self, ax, xi: float | None = None, mode: str = "point", top: int | None = 20):
         """Scores with their margins, one bar per rule set; with ``xi``, flagged ones red
@@ -288,7 +325,9 @@ def audit(
     max_values: int = 16,
     batch_size: int | None = None,
     progress: bool = False,
-) -> pd.DataFrame:
+    time_limit: float | None = None,
+    deadline: float | None = None,
+) -> TestSGDResult:
     """Test a model for subtle group discrimination with TestSGD.
 
     Mines the frequent rule sets over the sensitive features (Algorithm 1), estimates each
@@ -346,6 +385,14 @@ def audit(
         share a call. ``predict`` must label each input independently of the others.
     progress : bool
         Show a progress bar.
+    time_limit : float, optional
+        Seconds of wall-clock time, checked after every call of the model (a block of
+        samples for up to 256 rule sets). At the limit, the rule sets being sampled are scored
+        on the samples drawn so far (``converged`` False: their margin is wider than
+        ``error_thr``), the ones not reached are left out, and the result has ``complete``
+        False with a note saying how many.
+    deadline : float, optional
+        A :func:`time.time` value, overriding ``time_limit`` (one clock for several calls).
 
     Returns
     -------
@@ -376,6 +423,7 @@ def audit(
         raise DataError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     if not 0.0 <= min_complement_support <= 1.0:
         raise SpecError(f"min_complement_support must be in [0, 1], got {min_complement_support}")
+    deadline = deadline_from(time_limit, deadline)
     m = as_model(model, outcome=outcome, favorable=favorable)
     m.require_inputs("TestSGD")
     specs = resolve_specs(data, sensitive, bins=bins, domains=domains, text_column=text_column)
@@ -406,10 +454,17 @@ def audit(
         text = any(s.kind == "term_category" for s in specs)
         sampler = TermReplacementSampler() if text else TabularPerturbationSampler()
     sampler.fit(data, specs)
-    scores = score_rule_sets(
-        kept["rule_set"].tolist(), m.hits, sampler, supports=kept["support"].tolist(),
-        favorable=True, sample_thr=sample_thr, error_thr=error_thr, confidence=confidence,
-        z=z, interval=interval, check_from=check_from, batch_size=batch_size,
-        random_state=random_state, progress=progress,
+    st = _settings(True, sample_thr, error_thr, confidence, z, interval, check_from, None)
+    scores, unscored = _score(
+        kept["rule_set"].tolist(), m.hits, sampler, st, supports=kept["support"].tolist(),
+        batch_size=batch_size, chunk_size=CHUNK_SIZE, random_state=random_state,
+        progress=progress, deadline=deadline,
     )
-    return TestSGDResult(scores_to_frame(scores), favorable=favorable, model=m.name)
+    notes = []
+    partial = sum(not s.converged and s.n_samples < st.cap for s in scores)  # cut while sampling
+    if unscored or partial:
+        notes.append(f"{time_limit_note(len(kept) - unscored, len(kept), 'rule sets scored')}; "
+                     f"{partial} of them on fewer samples than the stopping rule needs "
+                     "(converged False)")
+    return TestSGDResult(scores_to_frame(scores), favorable=favorable, model=m.name,
+                         complete=not notes, notes=notes)

@@ -6,8 +6,12 @@ naming a predict function or an estimator. Stored predictions cannot be tested: 
 the model about new inputs. ``--sensitive`` lists the sensitive features, comma-separated:
 ``NAME``, ``NAME:categorical``, ``NAME:continuous`` or ``NAME:LO:HI``.
 
+``--time-limit SECONDS`` stops the scoring: the rule sets being sampled are scored on what was
+drawn (``converged`` False), the others are left out, and the output says how many.
+
 Exit codes: 0 when no rule set scores above ``--xi`` (or ``--xi`` is not given), 1 when some
-rule set does, 2 on bad input.
+rule set does, 2 on bad input, 3 when none does but the time limit stopped the scoring
+(undetermined).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from pcfair.audits._cli import add_common, columns, emit, load_circuit, load_model, read_data
+from pcfair.audits._cli import (add_common, columns, deadline, emit, exit_status, load_circuit,
+                                load_model, read_data)
 from pcfair.cli import finite_float, nonnegative_int, open_probability, positive_float, positive_int, probability
 from pcfair.errors import DataError, OptionError, SpecError
 
@@ -67,6 +72,7 @@ def parse_sensitive(items: list[str], bins: int) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the audit described by parsed arguments; returns the exit code."""
+    until = deadline(args)
     model = load_model(args)
     data = read_data(args, model)
     model.require_inputs("TestSGD")
@@ -95,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         data, model, sensitive=sensitive, favorable=model.favorable, sup_thr=args.sup_thr,
         sample_thr=args.sample_thr, error_thr=args.error_thr, confidence=args.confidence, bins=args.bins,
         sampler=sampler, random_state=args.seed, text_column=args.text_column, interval=args.interval,
+        deadline=until,
     )
     results = result.table
     hits = result.flagged(args.xi, mode=args.flag_mode) if args.xi is not None else results.iloc[:0]
@@ -103,8 +110,10 @@ def run(args: argparse.Namespace) -> int:
         text = shown[TABLE_COLUMNS].to_string(index=False, float_format=lambda x: f"{x:.4f}")
     text += f"\n\n{len(results)} rule sets scored"
     text += f"; {len(hits)} above xi={args.xi} ({args.flag_mode})" if args.xi is not None else ""
+    if not result.complete:
+        text += "\nINCOMPLETE (time limit): " + "; ".join(result.notes)
     emit(result, args.format, text)
-    return 1 if len(hits) else 0
+    return exit_status(len(hits) > 0, result.complete)
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from pcfair.audits._clock import expired
 from pcfair.errors import DataError, SpecError
 
 from . import _kernels
@@ -304,6 +305,18 @@ class _Run:
         self.n = self.target
         self.target = _next_target(self.n, int(cum_g[-1]), int(cum_r[-1]), st)
 
+    def cut(self, st: _Settings, sampler_name: str) -> None:
+        """Score the samples drawn so far (a time limit stopped the sampling): the result
+        has ``converged`` False; a run with no labelled sample keeps no result."""
+        num = self.hits_group.size
+        if num == 0 or self.error is not None:
+            return
+        self.result = score_from_counts(
+            int(self.hits_group.sum()), int(self.hits_rest.sum()), num,
+            z=st.z, interval=st.interval, confidence=st.confidence, rule_set=self.rule_set,
+            n_queries=self.queries, converged=False, sampler=sampler_name, support=self.support,
+        )
+
 
 def _materialize(sampler: GroupSampler, blocks: list) -> Any:
     """One batch of every block's group samples then rest samples, run after run."""
@@ -328,13 +341,17 @@ def score_many(
     batch_size: int | None = None,
     chunk_size: int = CHUNK_SIZE,
     on_done: Callable[[], None] | None = None,
-) -> list[GroupScore | Exception]:
+    deadline: float | None = None,
+) -> list[GroupScore | Exception | None]:
     """Run Algorithm 2 on many rule sets, labelling blocks of several rule sets per model call.
 
     Rule set ``i`` draws from streams seeded by ``seeds[i]``, so its result does not depend
     on which rule sets share a model call (provided ``predict`` labels each input on its
     own). Returns, per rule set, its :class:`GroupScore` or the :class:`EmptyGroupError`
-    that stopped it.
+    that stopped it. ``deadline`` (a :func:`time.time` value) is checked after every model
+    call: a rule set it catches while sampling is scored on the samples drawn so far
+    (``converged`` False, its margin wider than ``error_thr``), and one never sampled is
+    None.
     """
     rows = DEFAULT_BATCH_ROWS if batch_size is None else int(batch_size)
     if rows < 1:
@@ -367,7 +384,14 @@ def score_many(
                 if (run.result is not None or run.error is not None) and on_done is not None:
                     on_done()
             active = [r for r in active if r.result is None and r.error is None]
+            if active and expired(deadline):
+                for run in active:
+                    run.cut(st, name)
+                break
         results.extend(r.result if r.result is not None else r.error for r in runs)
+        if expired(deadline) and start + per_wave < len(rule_sets):
+            results.extend([None] * (len(rule_sets) - start - per_wave))
+            break
     return results
 
 
