@@ -137,8 +137,10 @@ def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, 
                 r_min = _lo(r_min + cmin)
             rr[q, k, k0, 0] = r_min
             rr[q, k, k0, 1] = r_max
-            rr[q, k, k0, 2] = math.exp(r_min)
-            rr[q, k, k0, 3] = math.exp(r_max)
+            # np.exp: +inf past the double range (math.exp raises there when the kernels run
+            # as plain Python, NUMBA_DISABLE_JIT=1; compiled, the two are one instruction)
+            rr[q, k, k0, 2] = np.exp(r_min)
+            rr[q, k, k0, 3] = np.exp(r_max)
 
 
 @njit(cache=True)
