@@ -78,7 +78,8 @@ def coverage(replications: int, draws: int) -> None:
 
     import pcfair
     from pcfair.datasets import make_planted
-    from pcfair.inference.posterior import ParameterCounts, ParameterPosterior
+    from pcfair.inference.flows import parameter_counts
+    from pcfair.inference.posterior import ParameterPosterior
     from pcfair.learn import learn_pc
     from pcfair.learn.parameters import fit_parameters
     from pcfair.patterns.results import Pattern
@@ -97,7 +98,7 @@ def coverage(replications: int, draws: int) -> None:
         rows = true_pc.sample(1000, random_state=rng)[names]
         codes = true_pc.variables.evidence_matrix(rows)
         fixed = fit_parameters(true_pc, codes).with_counts(
-            ParameterCounts.from_data(true_pc, codes, 1.0))
+            parameter_counts(true_pc, codes, 1.0))
         frame = rows.astype({c: pd_category(true_pc, c) for c in names})
         relearned = learn_pc(frame, data.target)
         for how, model in (("fixed structure", fixed), ("re-learned structure", relearned)):

@@ -496,13 +496,32 @@ def _add_learn_command(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_learn)
 
 
+class _EngineNames(Sequence):
+    """The engine table's names (:data:`pcfair.patterns.engines.ENGINE_NAMES`), then
+    ``extra``, read on first use: the table imports numpy, which ``pcfair --help`` must not
+    (argparse reads ``choices`` only when it parses or formats the sub-command's help)."""
+
+    def __init__(self, extra: tuple[str, ...] = ()) -> None:
+        self._extra = extra
+
+    def _names(self) -> tuple[str, ...]:
+        from pcfair.patterns.engines import ENGINE_NAMES
+
+        return (*ENGINE_NAMES, *self._extra)
+
+    def __getitem__(self, i):
+        return self._names()[i]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
 #: ``--engine`` choices of the exact queries (:mod:`pcfair.patterns.engines`).
-ENGINE_CHOICES = ("auto", "lattice", "search", "naive_bayes_search", "tree_search",
-                  "python_search", "dense")
+ENGINE_CHOICES = _EngineNames()
 
 
 def _pattern_args(p: argparse.ArgumentParser,
-                  engines: tuple[str, ...] = ENGINE_CHOICES) -> None:
+                  engines: Sequence[str] = ENGINE_CHOICES) -> None:
     _model_args(p)
     p.add_argument("--decision", required=True, help="the binary decision variable")
     p.add_argument("--sensitive", required=True, help="comma-separated sensitive variables")
@@ -511,10 +530,10 @@ def _pattern_args(p: argparse.ArgumentParser,
     p.add_argument("--favorable", default=None,
                    help="the favourable decision value (needed unless the decision's values "
                         "are 0 and 1: then 1)")
-    p.add_argument("--engine", choices=engines, default="auto",
+    p.add_argument("--engine", choices=engines, default="auto", metavar="ENGINE",
                    help="auto (default: by cost, see --dry-run), lattice (every pattern; "
                         "'dense' is its old name), search (branch and bound) or a concrete "
-                        "search")
+                        "search: one of %(choices)s")
     p.add_argument("--time-limit", type=positive_float, default=None,
                    help="wall-clock seconds (an unfinished run is incomplete, never fair)")
     p.add_argument("--min-support", type=fraction, default=0.0, metavar="P",
@@ -763,35 +782,38 @@ def _dry_run(args) -> int:
     return EXIT_OK
 
 
-def _check_distinct_rows(args) -> None:
-    """Refuse ``patterns --distinct-rows`` where it has no meaning, before any work."""
+def _check_distinct_rows(args, sampled: bool) -> None:
+    """Refuse ``patterns --distinct-rows`` where it has no meaning (``sampled``: with
+    ``--engine sample``), before any work."""
     if args.data is None:
         raise OptionError("--distinct-rows needs --data TABLE.csv: the table (e.g. the "
                           "training data) whose rows tell the patterns apart")
     if args.kind != "topk":
         raise OptionError(f"--distinct-rows lists a top-k: it goes with --kind topk, not "
                           f"--kind {args.kind}")
-    if args.engine == "sample" or args.count:
+    if sampled or args.count:
         raise OptionError("--distinct-rows goes with an exact engine's listing, not "
-                          + ("--engine sample" if args.engine == "sample" else "--count"))
+                          + ("--engine sample" if sampled else "--count"))
 
 
 def _cmd_patterns(args) -> int:
     import json
 
     from pcfair.patterns import find_patterns, sample_patterns
+    from pcfair.patterns.engines import is_sampler
     from pcfair.patterns.results import floor_note
     from pcfair.patterns.support import rare_below, rare_text
 
+    sampled = is_sampler(args.engine)
     if args.credible is not None and (args.out is not None or args.count):
         raise OptionError("--credible adds intervals to printed patterns; it does not go with "
                           "--out or --count")
     if args.distinct_rows:
-        _check_distinct_rows(args)
+        _check_distinct_rows(args, sampled)
     _check_output(args.out, (".csv",))
     pc = _load(args)
     data = _model_data(pc, args)
-    if args.engine == "sample":
+    if sampled:
         if args.kind not in ("all", "topk", "pareto") or args.rank_by != "discrimination":
             raise OptionError("--engine sample mines --kind all, topk or pareto ranked by "
                              "discrimination")
@@ -858,7 +880,7 @@ def _cmd_patterns(args) -> int:
         floor = floor_note(ps.stats)
         if floor is not None:
             print(f"note: {floor}")
-        elif not ps.complete and args.engine == "sample":
+        elif not ps.complete and sampled:
             print("note: incomplete: the sampling miner lists the patterns it met, never a "
                   "proof that there are no others (an exact engine: --engine auto)")
         elif not ps.complete:
@@ -972,7 +994,7 @@ def _add_circuit_commands(sub: argparse._SubParsersAction) -> None:
                    help="seed of --credible's posterior draws (default 0)")
     p.set_defaults(func=_cmd_certify)
     p = sub.add_parser("patterns", help="mine discrimination patterns and their summaries")
-    _pattern_args(p, engines=(*ENGINE_CHOICES, "sample"))
+    _pattern_args(p, engines=_EngineNames(("sample",)))
     _jobs_arg(p)
     _credible_args(p)
     p.add_argument("--seed", type=nonnegative_int, default=0,

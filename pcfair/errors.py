@@ -64,6 +64,11 @@ class OptionError(PCFairError, ValueError):
     choices; the message names it and what is accepted."""
 
 
+class MissingDependencyError(PCFairError, ImportError):
+    """An optional dependency is not installed (matplotlib, the ``plot`` extra, for
+    pictures); the message names the extra to install."""
+
+
 class LatticeTooLarge(PCFairError, MemoryError):
     """The lattice engine's memory budget (``max_bytes``) is too small for the request; the
     message says how much is needed."""

@@ -14,10 +14,15 @@ Patterns (Selvam, Van den Broeck and Choi, AAAI-23, Figure 2):
 - :func:`counts_by_delta`: how many discrimination patterns (and summaries) each threshold δ
   leaves.
 
-Patterns may be given as a :class:`~pcfair.patterns.PatternSet`, a list of
-:class:`~pcfair.patterns.Pattern`, or a DataFrame with columns ``probability`` and
-``abs_score`` (or ``score``), such as :meth:`PatternSet.to_frame`. Large sets are drawn as a
-uniform random subsample of ``max_points`` grey points, and the legend says so.
+This module only draws: it computes no pattern quantity and imports nothing of the pattern
+engines. Patterns may be given as a DataFrame with columns ``probability`` and ``abs_score``
+(or ``score``), drawn as given, with an optional boolean ``is_pareto`` column that flags the
+Pareto front; as a list of :class:`~pcfair.patterns.Pattern`, drawn as given; or as a
+:class:`~pcfair.patterns.PatternSet`, or any object with a ``plot_frame(delta)`` method, which
+makes that frame itself (:meth:`PatternSet.plot_frame`: the patterns with ``|Δ| > δ``, with
+their strict Pareto front flagged). Large sets are drawn as a uniform random subsample of
+``max_points`` grey points, and the legend says so. :func:`counts_by_delta` draws a census
+frame (:func:`pcfair.pattern_census`).
 
 Audit results draw themselves (``result.plot(ax=None)``, see :mod:`pcfair.audits`); the
 tables of two ports are drawn here, without importing the ports: :func:`cbs_scores` and
@@ -35,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair._random import check_random_state
-from pcfair.errors import DataError
+from pcfair.errors import DataError, MissingDependencyError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
@@ -60,8 +65,6 @@ GREY = "0.72"
 FRONT_COLOR = "tab:red"
 HIGHLIGHT_COLORS = ("tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:brown",
                     "tab:pink", "tab:olive", "tab:cyan")
-#: The thresholds :func:`counts_by_delta` uses when it computes the census itself.
-DEFAULT_DELTAS = tuple(round(0.01 * i, 2) for i in range(1, 31))
 #: Census columns drawn by :func:`counts_by_delta`, with their legend names.
 COUNT_KINDS = {"patterns": "discrimination patterns", "maximal": "maximal",
                "minimal": "minimal", "pareto": "Pareto-optimal"}
@@ -75,10 +78,6 @@ def _pyplot():
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:
-        # the shared class lives with the first plotting module of the package; importing it
-        # only here keeps ``import pcfair.plot`` light
-        from pcfair.audits._result import MissingDependencyError
-
         raise MissingDependencyError(MISSING_MATPLOTLIB) from err
     return plt
 
@@ -121,6 +120,18 @@ def pattern_points(patterns) -> tuple[np.ndarray, np.ndarray]:
             np.array([abs(p.score) for p in items], float))
 
 
+def _pattern_frame(patterns, delta: float | None) -> pd.DataFrame:
+    """The patterns to draw as a frame: ``probability``, ``abs_score`` and, where the caller
+    flagged it, ``is_pareto`` (see the module docstring)."""
+    if not isinstance(patterns, pd.DataFrame) and hasattr(patterns, "plot_frame"):
+        return patterns.plot_frame(delta)
+    prob, score = pattern_points(patterns)
+    frame = pd.DataFrame({"probability": prob, "abs_score": score})
+    if isinstance(patterns, pd.DataFrame) and "is_pareto" in patterns.columns:
+        frame["is_pareto"] = patterns["is_pareto"].to_numpy(bool)
+    return frame
+
+
 def _subsample(prob: np.ndarray, score: np.ndarray, max_points: int | None,
                random_state) -> tuple[np.ndarray, np.ndarray, bool]:
     if max_points is None or len(prob) <= max_points:
@@ -136,16 +147,13 @@ def _grey_label(shown: int, total: int, sampled: bool) -> str:
     return f"patterns ({total:,})"
 
 
-def _scatter(ax, patterns, highlight: Mapping[str, Any] | None, delta: float | None,
-             max_points: int | None, population: int | None, random_state,
-             log_x: bool, title: str | None) -> None:
-    """Grey cloud of ``patterns`` plus one coloured scatter per ``highlight`` entry."""
-    prob, score = pattern_points(patterns)
-    if delta is not None:
-        from pcfair.patterns.scores import discriminates
-
-        keep = discriminates(score, delta)
-        prob, score = prob[keep], score[keep]
+def _scatter(ax, frame: pd.DataFrame, highlight: Mapping[str, Any] | None,
+             delta: float | None, max_points: int | None, population: int | None,
+             random_state, log_x: bool, title: str | None) -> None:
+    """Grey cloud of a :func:`_pattern_frame` plus one coloured scatter per ``highlight``
+    entry."""
+    prob = frame["probability"].to_numpy(float)
+    score = frame["abs_score"].to_numpy(float)
     total = len(prob) if population is None else int(population)
     prob, score, sampled = _subsample(prob, score, max_points, random_state)
     ax.scatter(prob, score, s=6, color=GREY, alpha=0.6, linewidths=0, zorder=1,
@@ -173,11 +181,13 @@ def score_vs_probability(patterns, *, highlight: Mapping[str, Any] | None = None
     Parameters
     ----------
     patterns : PatternSet, sequence of Pattern or pandas.DataFrame
-        The grey cloud (a frame needs ``probability`` and ``abs_score`` or ``score``).
+        The grey cloud (a frame needs ``probability`` and ``abs_score`` or ``score``; see the
+        module docstring).
     highlight : mapping of str to patterns, optional
         Sets drawn in colour, in order (e.g. ``{"top-10 by discrimination": ...}``).
     delta : float, optional
-        Threshold: grey points with ``|Δ| <= delta`` are dropped and a dashed line is drawn.
+        Threshold, drawn as a dashed line. A PatternSet leaves out its patterns with
+        ``|Δ| <= delta`` (:meth:`PatternSet.plot_frame`); a frame or a list is drawn as given.
     ax : matplotlib Axes, optional
         Where to draw (a new figure otherwise).
     max_points : int or None, default 20000
@@ -218,8 +228,8 @@ def score_vs_probability(patterns, *, highlight: Mapping[str, Any] | None = None
     ['patterns (6)', 'top-2 (2)']
     """
     ax = _new_axes(ax, (6.0, 4.2))
-    _scatter(ax, patterns, highlight, delta, max_points, population, random_state, log_x,
-             title)
+    _scatter(ax, _pattern_frame(patterns, delta), highlight, delta, max_points, population,
+             random_state, log_x, title)
     ax.legend(fontsize=8, loc="best")
     return ax
 
@@ -238,16 +248,18 @@ def pareto_front(patterns, delta: float | None = None, ax=None,
     Parameters
     ----------
     patterns : PatternSet, sequence of Pattern or pandas.DataFrame
-        The grey cloud.
+        The grey cloud (see the module docstring).
     delta : float, optional
-        Threshold: grey points with ``|Δ| <= delta`` are dropped and a dashed line is drawn.
+        Threshold, as in :func:`score_vs_probability`.
     ax : matplotlib Axes, optional
         Where to draw (a new figure otherwise).
     summary : mapping of str to patterns, optional
         Other coloured sets, e.g. ``{"maximal": ..., "minimal": ...}``.
     front : patterns, optional
         The Pareto-optimal patterns (e.g. ``find_patterns(..., kind="pareto")``). Default: the
-        strict front of ``patterns`` (all of them, before any subsample).
+        rows flagged by the ``is_pareto`` column of the patterns' frame (for a PatternSet,
+        its strict front at ``delta``, before any subsample); no front is drawn when there
+        is no such column.
     max_points, population, random_state, log_x, title
         As in :func:`score_vs_probability`.
 
@@ -255,41 +267,36 @@ def pareto_front(patterns, delta: float | None = None, ax=None,
     -------
     matplotlib.axes.Axes
 
+    See Also
+    --------
+    pcfair.patterns.summaries.pareto_frame : a frame with the strict front flagged, from
+        arrays.
+
     Notes
     -----
-    The default front is strict (``pc-certifier.md`` §3): a pattern that ties another on
-    probability and loses on score is dominated.
+    The front of a PatternSet is strict (``pc-certifier.md`` §3): a pattern that ties another
+    on probability and loses on score is dominated.
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import pandas as pd
-    >>> frame = pd.DataFrame({"probability": [0.1, 0.4, 0.3, 0.02],
-    ...                       "score": [-0.27, -0.25, 0.1, 0.03]})
+    >>> frame = pd.DataFrame({"probability": [0.1, 0.4, 0.3], "score": [-0.27, -0.25, 0.1],
+    ...                       "is_pareto": [True, True, False]})
     >>> ax = pareto_front(frame, delta=0.05)
     >>> [t.get_text() for t in ax.get_legend().get_texts()]
     ['patterns (3)', 'δ = 0.05', 'Pareto-optimal (2)']
     """
     ax = _new_axes(ax, (6.0, 4.2))
-    _scatter(ax, patterns, summary, delta, max_points, population, random_state, log_x,
-             title)
-    if front is None:
-        from pcfair.patterns.summaries import pareto_mask
-        from pcfair.patterns.scores import discriminates
-
-        prob, score = pattern_points(patterns)
-        member = discriminates(score, delta) if delta is not None else np.ones(len(prob), bool)
-        keep = pareto_mask(score, prob, member)
-        fp, fs = prob[keep], score[keep]
-    else:
-        fp, fs = pattern_points(front)
-    order = np.argsort(-fp, kind="stable")
-    fp, fs = fp[order], fs[order]
-    if len(fp):
-        ax.plot(fp, fs, drawstyle="steps-post", color=FRONT_COLOR, lw=1.0, zorder=4)
-    ax.scatter(fp, fs, s=28, color=FRONT_COLOR, edgecolors="black", linewidths=0.4, zorder=5,
-               label=f"Pareto-optimal ({len(fp):,})")
+    frame = _pattern_frame(patterns, delta)
+    _scatter(ax, frame, summary, delta, max_points, population, random_state, log_x, title)
+    if front is not None:
+        _front_staircase(ax, *pattern_points(front))
+    elif "is_pareto" in frame.columns:
+        on = frame["is_pareto"].to_numpy(bool)
+        _front_staircase(ax, frame["probability"].to_numpy(float)[on],
+                         frame["abs_score"].to_numpy(float)[on])
     for source in (patterns, front):
         if _interval_bars(ax, source):
             break
@@ -297,12 +304,20 @@ def pareto_front(patterns, delta: float | None = None, ax=None,
     return ax
 
 
+def _front_staircase(ax, prob: np.ndarray, score: np.ndarray) -> None:
+    """The Pareto front as red points joined by a staircase, from the most probable down."""
+    order = np.argsort(-prob, kind="stable")
+    prob, score = prob[order], score[order]
+    if len(prob):
+        ax.plot(prob, score, drawstyle="steps-post", color=FRONT_COLOR, lw=1.0, zorder=4)
+    ax.scatter(prob, score, s=28, color=FRONT_COLOR, edgecolors="black", linewidths=0.4,
+               zorder=5, label=f"Pareto-optimal ({len(prob):,})")
+
+
 def _interval_bars(ax, patterns) -> bool:
     """Credible intervals of |Δ| and P(x, y) as error bars, for patterns that carry them
     (:func:`pcfair.patterns.uncertainty.with_intervals`, or a frame with ``abs_lo``... columns);
     False when there are none."""
-    import pandas as pd
-
     if isinstance(patterns, pd.DataFrame):
         need = {"probability", "abs_score", "abs_lo", "abs_hi", "probability_lo",
                 "probability_hi"}
@@ -332,24 +347,16 @@ def _interval_bars(ax, patterns) -> bool:
     return True
 
 
-def counts_by_delta(census, decision=None, sensitive=None, *, deltas: Sequence[float] | None = None,
-                    favorable=1, kinds: Sequence[str] = tuple(COUNT_KINDS), ax=None,
-                    log_y: bool = True) -> Axes:
+def counts_by_delta(census: pd.DataFrame, *, kinds: Sequence[str] = tuple(COUNT_KINDS),
+                    ax=None, log_y: bool = True) -> Axes:
     """Number of discrimination patterns (and summaries) against the threshold δ.
 
     Parameters
     ----------
-    census : pandas.DataFrame or Circuit
+    census : pandas.DataFrame
         A frame with a ``delta`` column and one column per kind, such as
         :func:`~pcfair.pattern_census` returns; an optional boolean ``complete`` column marks
-        counts from a stopped search (drawn as open markers: lower bounds). Or a circuit, whose
-        census is computed (lattice engine) at ``deltas``.
-    decision, sensitive
-        The decision and sensitive variables, when ``census`` is a circuit.
-    deltas : sequence of float, optional
-        Thresholds for a computed census (default 0.01, 0.02, ..., 0.30).
-    favorable : value, default 1
-        The favourable decision value, when ``census`` is a circuit.
+        counts from a stopped search (drawn as open markers: lower bounds).
     kinds : sequence of str
         Columns to draw, among ``"patterns"``, ``"maximal"``, ``"minimal"``, ``"pareto"``;
         kinds missing from the frame, or all NaN, are skipped.
@@ -360,6 +367,12 @@ def counts_by_delta(census, decision=None, sensitive=None, *, deltas: Sequence[f
     Returns
     -------
     matplotlib.axes.Axes
+
+    Raises
+    ------
+    DataError
+        ``census`` is not a census frame (a circuit, say: draw
+        ``pcfair.pattern_census(circuit, decision, sensitive, deltas=...)``).
 
     Examples
     --------
@@ -373,13 +386,8 @@ def counts_by_delta(census, decision=None, sensitive=None, *, deltas: Sequence[f
     ['discrimination patterns', 'minimal']
     """
     if not isinstance(census, pd.DataFrame):
-        if decision is None or sensitive is None:
-            raise DataError("counts_by_delta(circuit, ...) needs decision and sensitive")
-        from pcfair.patterns import pattern_census
-
-        census = pattern_census(census, decision, sensitive,
-                                deltas=DEFAULT_DELTAS if deltas is None else tuple(deltas),
-                                ks=(1,), favorable=favorable)
+        raise DataError(f"counts_by_delta draws a census frame, not a {type(census).__name__}: "
+                        "pass pcfair.pattern_census(circuit, decision, sensitive, deltas=...)")
     if "delta" not in census.columns:
         raise DataError("a census frame needs a 'delta' column")
     unknown = [k for k in kinds if k not in COUNT_KINDS]

@@ -21,7 +21,7 @@ from matplotlib.colors import to_rgba
 
 import pcfair
 from pcfair import plot
-from pcfair.errors import DataError
+from pcfair.errors import DataError, MissingDependencyError
 
 CIRCUITS = Path(__file__).resolve().parents[1] / "circuits"
 DECISION = "ScoreText_"
@@ -116,6 +116,51 @@ def test_score_vs_probability_highlights_sets_in_order(compas):
     assert ax.get_title() == "t" and "Pareto-optimal" not in " ".join(_legend(ax))
 
 
+def test_a_frame_is_drawn_as_given_with_the_front_it_flags(compas):
+    _, ps = compas
+    flagged = ps["all"].plot_frame(0.1)
+    assert list(flagged.columns) == ["probability", "abs_score", "is_pareto"]
+    assert len(flagged) == 1161 and flagged["is_pareto"].dtype == bool
+    ax = plot.pareto_front(flagged, delta=0.1)
+    # the same picture as from the pattern set, which makes that frame itself
+    same = plot.pareto_front(ps["all"], delta=0.1)
+    for prefix in ("patterns", "Pareto-optimal"):
+        assert np.array_equal(_collection(ax, prefix).get_offsets(),
+                              _collection(same, prefix).get_offsets())
+    # the frame is not filtered by delta, and without an is_pareto column no front is drawn
+    plain = plot.pareto_front(ps["all"].to_frame(), delta=0.1)
+    assert len(_collection(plain, "patterns").get_offsets()) == ps["all"].count
+    assert not any(label.startswith("Pareto-optimal") for label in _legend(plain))
+    assert _legend(plot.score_vs_probability(ps["all"], delta=0.1))[0] == "patterns (1,161)"
+
+
+def test_pareto_frame_keeps_what_discriminates_and_flags_the_strict_front(compas):
+    from pcfair.patterns.summaries import pareto_frame, pareto_mask
+
+    _, ps = compas
+    frame = ps["all"].plot_frame()
+    assert len(frame) == ps["all"].count and frame["is_pareto"].sum() == ps["pareto"].count
+    prob, score = frame["probability"].to_numpy(), frame["abs_score"].to_numpy()
+    assert np.array_equal(frame["is_pareto"], pareto_mask(score, prob, np.ones(len(prob), bool)))
+    at = pareto_frame(prob, score, 0.1)
+    assert len(at) == 1161 and at.equals(ps["all"].plot_frame(0.1))
+    empty = pareto_frame([], [], 0.1)
+    assert empty.empty and list(empty.columns) == ["probability", "abs_score", "is_pareto"]
+
+
+def test_plot_only_draws_and_imports_no_pattern_code():
+    """pcfair.plot is a leaf: of pcfair it imports only the errors and the random helper,
+    at module level or inside functions."""
+    import ast
+
+    tree = ast.parse(Path(plot.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module}
+    imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for a in node.names}
+    assert {m for m in imported if m.startswith("pcfair")} == {"pcfair.errors", "pcfair._random"}
+
+
 def test_bad_pattern_input_is_an_error():
     with pytest.raises(DataError, match="probability"):
         plot.pareto_front(pd.DataFrame({"score": [0.1]}))
@@ -125,7 +170,7 @@ def test_bad_pattern_input_is_an_error():
         plot.pareto_front([1, 2])
 
 
-def test_counts_by_delta_from_a_census_and_from_a_circuit(compas):
+def test_counts_by_delta_draws_a_census_and_refuses_a_circuit(compas):
     pc, _ = compas
     census = pcfair.pattern_census(pc, DECISION, SENSITIVE)
     ax = plot.counts_by_delta(census)
@@ -134,7 +179,8 @@ def test_counts_by_delta_from_a_census_and_from_a_circuit(compas):
     assert lines["discrimination patterns"].get_ydata().tolist() == [7436, 2356, 1161]
     assert lines["Pareto-optimal"].get_color() == plot.FRONT_COLOR
     assert ax.get_yscale() == "symlog"
-    ax = plot.counts_by_delta(pc, DECISION, SENSITIVE, deltas=[0.02, 0.04, 0.08],
+    ax = plot.counts_by_delta(pcfair.pattern_census(pc, DECISION, SENSITIVE,
+                                                    deltas=[0.02, 0.04, 0.08], ks=(1,)),
                               kinds=["patterns"], log_y=False)
     (line,) = ax.get_lines()
     assert line.get_xdata().tolist() == [0.02, 0.04, 0.08] and ax.get_yscale() == "linear"
@@ -142,8 +188,11 @@ def test_counts_by_delta_from_a_census_and_from_a_circuit(compas):
                             "complete": [False, True]})
     ax = plot.counts_by_delta(partial)
     assert "stopped search (lower bound)" in _legend(ax) and "maximal" not in _legend(ax)
-    with pytest.raises(DataError, match="needs decision"):
+    # plot only draws: the census is the caller's (the circuit path is gone)
+    with pytest.raises(DataError, match=r"census frame, not a Circuit.*pcfair\.pattern_census"):
         plot.counts_by_delta(pc)
+    with pytest.raises(TypeError):
+        plot.counts_by_delta(pc, DECISION, SENSITIVE)
     with pytest.raises(DataError, match="unknown kinds"):
         plot.counts_by_delta(census, kinds=["bogus"])
 
@@ -256,10 +305,17 @@ def test_missing_matplotlib_names_the_plot_extra(compas, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'pcfair\[plot\]'") as err:
         plot.pareto_front(ps["all"])
     assert isinstance(err.value, pcfair.PCFairError)
+    assert isinstance(err.value, MissingDependencyError)
+    from pcfair.audits.avoir import Monitor
+    from pcfair.audits.avoir.plot import plot_history
     from pcfair.audits.structured_regression.plot import plot_estimates
 
     with pytest.raises(ImportError, match="plot"):
         plot_estimates(pd.DataFrame({"n": [1], "standard": [0.1], "structured": [0.1]}))
+    m = Monitor('E[r | g == "a"] - E[r | g == "b"] < 0.5')
+    _ = m.run(pd.DataFrame({"r": [1, 0] * 4, "g": ["a", "b"] * 4}))
+    with pytest.raises(MissingDependencyError, match=r"pip install 'pcfair\[plot\]'"):
+        plot_history(m)
 
 
 def test_pcfair_plot_is_lazy_and_importing_it_does_not_import_pyplot():

@@ -396,12 +396,12 @@ def _rare_witness_model():
     import numpy as np
 
     from _pcgen import rare_witness_model
-    from pcfair.inference.posterior import ParameterCounts
+    from pcfair.inference.flows import parameter_counts
 
     pc = rare_witness_model()
     rng = np.random.default_rng(0)
     codes = np.column_stack([rng.integers(0, c, 500) for c in (2, 2, 2, 3)])
-    return pc.with_counts(ParameterCounts.from_data(pc, codes, 1.0))
+    return pc.with_counts(parameter_counts(pc, codes, 1.0))
 
 
 def test_the_supported_witness_gets_credible_intervals_too(tmp_path, capsys):

@@ -24,11 +24,7 @@ import pandas as pd
 
 from pcfair.errors import PCFairError
 
-__all__ = ["AuditResult", "MissingDependencyError", "json_value", "json_records"]
-
-
-class MissingDependencyError(PCFairError, ImportError):
-    """An optional dependency (matplotlib for plots) is not installed."""
+__all__ = ["AuditResult", "json_value", "json_records"]
 
 
 def json_value(v: Any) -> Any:
@@ -106,7 +102,7 @@ class AuditResult:
 
         Raises
         ------
-        MissingDependencyError
+        pcfair.errors.MissingDependencyError
             matplotlib is not installed.
         """
         from pcfair.plot import _new_axes

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, Circuit
+from typing import TYPE_CHECKING
+
+from pcfair.circuit._kinds import CATEGORICAL, INDICATOR
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pcfair.circuit.circuit import Circuit  # which imports this module
 
 
 def compute_scopes(circuit: Circuit) -> list[int]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcfair.circuit._kinds import CATEGORICAL, INDICATOR, KIND_NAMES, PRODUCT, SUM
 from pcfair.circuit.derived import carry_structural, derived
 from pcfair.circuit.variables import Variables
 from pcfair.errors import NumericalError, ParameterError, StructureError
@@ -39,12 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from pcfair.circuit.vtree import Vtree
     from pcfair.circuit.counts import ParameterCounts
     from pcfair.learn.recipe import Recipe
-
-INDICATOR = 0
-CATEGORICAL = 1
-PRODUCT = 2
-SUM = 3
-KIND_NAMES = {INDICATOR: "indicator", CATEGORICAL: "categorical", PRODUCT: "product", SUM: "sum"}
 
 
 @dataclass(frozen=True, eq=False)

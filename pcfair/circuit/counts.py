@@ -3,7 +3,8 @@
 They are the sufficient statistics of a deterministic circuit's parameters, from which
 :mod:`pcfair.inference.posterior` draws the parameter posterior. They are stored with the
 model (:attr:`pcfair.circuit.Circuit.counts`, the JSON format's ``counts`` key) and checked
-against its structure when loaded.
+against its structure when loaded. This module holds the record only; the flows of a table are
+computed by :func:`pcfair.inference.flows.parameter_counts`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import dataclasses
 import numpy as np
 
 from pcfair.circuit.circuit import Circuit
-from pcfair.errors import FormatError, OptionError
+from pcfair.errors import FormatError
 
 __all__ = ["ParameterCounts"]
 
@@ -29,27 +30,16 @@ class ParameterCounts:
     >>> from pcfair.circuit import CircuitBuilder
     >>> b = CircuitBuilder({"x": [0, 1]})
     >>> pc = b.build(b.categorical("x", [0.5, 0.5]))
-    >>> c = ParameterCounts.from_data(pc, np.array([[1], [1], [0]]), pseudocount=1.0)
-    >>> c.leaves.tolist(), c.rows
-    ([1.0, 2.0], 3)
+    >>> c = ParameterCounts(np.zeros(0), np.array([1.0, 2.0]), pseudocount=1.0, rows=3)
+    >>> c.check(pc)  # fits: the circuit has no sum element and one leaf of two values
+    >>> ParameterCounts.from_dict(c.to_dict(), pc).leaves.tolist()
+    [1.0, 2.0]
     """
 
     elements: np.ndarray
     leaves: np.ndarray
     pseudocount: float
     rows: int
-
-    @classmethod
-    def from_data(cls, circuit: Circuit, codes: np.ndarray, pseudocount: float = 1.0
-                  ) -> "ParameterCounts":
-        """The flows of complete rows ``codes`` (integer codes, rows × variables)."""
-        from pcfair.learn.parameters import data_flows  # the learners' flow kernel
-
-        codes = np.asarray(codes)
-        if codes.ndim != 2 or codes.shape[1] != circuit.num_variables or (codes < 0).any():
-            raise OptionError("counts need complete rows of codes, one column per variable")
-        elem, leaf, _ = data_flows(circuit, codes)
-        return cls(elem, leaf, float(pseudocount), int(len(codes)))
 
     def check(self, circuit: Circuit, where: str = "<counts>") -> None:
         """Raise :class:`FormatError` unless the arrays fit ``circuit`` and hold finite,

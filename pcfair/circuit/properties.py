@@ -13,14 +13,18 @@ circuit (determinism by the pairwise Boolean pass or by enumeration, normalisati
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcfair.circuit._kinds import CATEGORICAL, INDICATOR, PRODUCT, SUM
 from pcfair.circuit._scopes import bits
-from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
 from pcfair.circuit.derived import derived
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import StructureError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pcfair.circuit.circuit import Circuit  # which imports this module (compatible_with)
 
 
 @dataclass(frozen=True)

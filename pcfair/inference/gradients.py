@@ -346,7 +346,7 @@ class SoftmaxParameters:
 
     def statistics(self, raw_counts: np.ndarray, pseudocount: float = 0.0) -> np.ndarray:
         """Counts per logit from raw counts (``[element counts, leaf-value counts]``, e.g. from
-        :func:`pcfair.learn.parameters.data_flows`), plus ``pseudocount`` spread evenly over each
+        :func:`pcfair.inference.flows.data_flows`), plus ``pseudocount`` spread evenly over each
         group's free entries."""
         m = np.asarray(raw_counts, np.float64)[self.raw_index]
         return m + pseudocount / self.group_sizes[self.group_of]

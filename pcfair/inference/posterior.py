@@ -4,7 +4,7 @@ For a circuit with a fixed structure that is smooth, decomposable and determinis
 complete row follows one path: it passes through one element of every sum node it reaches and
 one value of every categorical leaf it reaches. The likelihood of the data is then a product,
 over sum nodes and leaves, of ``Π_k w_k^{n_k}`` with ``n_k`` the rows through entry ``k`` (the
-*flows*, :func:`pcfair.learn.parameters.data_flows`). With the learners' prior, an independent
+*flows*, :func:`pcfair.inference.flows.data_flows`). With the learners' prior, an independent
 ``Dirichlet(α/K, ..., α/K)`` on each node's ``K`` entries (``α`` the pseudocount), the posterior
 is an independent ``Dirichlet(n_k + α/K)`` per node, whose mean ``(n_k + α/K) / (n + α)`` is
 exactly the estimate the learners return. Zero weights of the circuit stay zero (its support
@@ -12,7 +12,8 @@ is fixed; a node whose entries have zero posterior mass keeps its weights).
 
 :class:`~pcfair.circuit.counts.ParameterCounts` holds the flows, the pseudocount and the row
 count; the learners store them in the model (:attr:`pcfair.circuit.Circuit.counts`; the JSON format's ``counts`` key), and
-:meth:`ParameterCounts.from_data` recomputes them from a table for models without them.
+:func:`pcfair.inference.flows.parameter_counts` computes them from a table for models without
+them.
 :class:`ParameterPosterior` draws parameter sets, reproducibly, as circuits on the shared
 structure (only the parameter arrays differ, so compiled plans are reused).
 
@@ -30,8 +31,9 @@ is a statement about that one model.
 
 What this covers and what it does not: the uncertainty of the parameters *given the structure*
 (the Chow-Liu tree, Strudel's splits, the bins are taken as fixed). Structure uncertainty needs
-re-learning on resampled rows: :class:`BootstrapPosterior` (``method="bootstrap"`` in
-:mod:`pcfair.patterns.uncertainty`).
+re-learning on resampled rows: :class:`pcfair.learn.bootstrap.BootstrapPosterior`
+(``method="bootstrap"`` in :mod:`pcfair.patterns.uncertainty`), a learner's work that this
+module does not do.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from pcfair.circuit.circuit import CATEGORICAL, SUM, Circuit
 from pcfair.circuit.counts import ParameterCounts
 from pcfair.errors import OptionError, StructureError
 
-__all__ = ["BootstrapPosterior", "ParameterCounts", "ParameterPosterior"]  # counts: re-exported
+__all__ = ["ParameterCounts", "ParameterPosterior"]  # counts: re-exported
 
 
 class ParameterPosterior:
@@ -63,7 +65,8 @@ class ParameterPosterior:
     >>> from pcfair.circuit import CircuitBuilder
     >>> b = CircuitBuilder({"x": [0, 1]})
     >>> pc = b.build(b.categorical("x", [0.5, 0.5]))
-    >>> counts = ParameterCounts.from_data(pc, np.array([[1]] * 30 + [[0]] * 10), 0.0)
+    >>> from pcfair.inference.flows import parameter_counts
+    >>> counts = parameter_counts(pc, np.array([[1]] * 30 + [[0]] * 10), 0.0)
     >>> post = ParameterPosterior(pc, counts)
     >>> draws = [float(c.probability({"x": 1})) for c in post.circuits(2000, random_state=0)]
     >>> round(float(np.mean(draws)), 2)       # Beta(30, 10): mean 0.75
@@ -158,69 +161,3 @@ class ParameterPosterior:
         draws = self.sample_log_parameters(n, random_state)
         for row in draws:
             yield self.circuit.with_parameters(row[:self._ne], row[self._ne:])
-
-
-class BootstrapPosterior:
-    """Models re-learned on resampled training rows: structure *and* parameters vary.
-
-    Each draw resamples the ``n`` training rows with replacement and learns a new circuit
-    with :func:`pcfair.learn.learn_pc` (``structure``, ``pseudocount``) over the same variables
-    and values, so the spread of a pattern's Δ over draws includes the uncertainty of the
-    Chow-Liu tree (or of Strudel's splits), which :class:`ParameterPosterior` takes as fixed.
-    It is a bootstrap, not a Bayesian posterior: its intervals are percentile intervals, and
-    each draw costs a learning run (milliseconds for a Chow-Liu tree of a few columns).
-
-    Parameters
-    ----------
-    circuit : Circuit
-        The model whose variables (names, values, order) every draw keeps.
-    frame : DataFrame
-        The training rows in the model's values (complete).
-    decision : str
-    structure : {"clt", "strudel", "naive_bayes"}, default "clt"
-    pseudocount : float, default 1.0
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from pcfair.learn import learn_pc
-    >>> df = pd.DataFrame({"d": [0, 1, 1, 0] * 25, "s": [0, 1, 1, 1] * 25, "z": [0, 0, 1, 1] * 25})
-    >>> boot = BootstrapPosterior(learn_pc(df, "d"), df, "d")
-    >>> [c.num_variables for c in boot.circuits(2, random_state=0)]
-    [3, 3]
-    """
-
-    def __init__(self, circuit: Circuit, frame, decision: str, structure: str = "clt",
-                 pseudocount: float = 1.0):
-        import pandas as pd
-
-        names = list(circuit.variables.names)
-        missing = [n for n in names if n not in frame.columns]
-        if missing:
-            raise OptionError(f"the training rows lack the model's variables {missing}")
-        self.circuit = circuit
-        self.decision = str(decision)
-        self.structure = structure
-        self.pseudocount = float(pseudocount)
-        self._frame = pd.DataFrame({
-            n: pd.Categorical(frame[n], categories=list(circuit.variables.domains[i]))
-            for i, n in enumerate(names)})
-        if self._frame.isna().any().any():
-            raise OptionError("the training rows must be complete and hold only the model's "
-                              "values to be resampled")
-
-    def circuits(self, n: int, random_state=None) -> Iterator[Circuit]:
-        """``n`` circuits, each learned from a resample of the rows."""
-        from pcfair.learn.clt import learn_pc
-
-        if n < 1:
-            raise OptionError(f"the number of draws must be positive, got {n}")
-        rng = check_random_state(random_state)
-        rows = len(self._frame)
-        for _ in range(n):
-            take = rng.integers(0, rows, rows)
-            sample = self._frame.iloc[take].reset_index(drop=True)
-            learned = learn_pc(sample, self.decision, structure=self.structure,
-                               pseudocount=self.pseudocount,
-                               random_state=int(rng.integers(1 << 31)))
-            yield learned.with_recipe(self.circuit.recipe)  # the original's favourable value

@@ -30,96 +30,13 @@ from pcfair.circuit.circuit import CATEGORICAL, SUM, Circuit
 from pcfair.circuit.properties import (
     Problem,
     PropertyReport,
-    _allowed_values,
     _literal_constraints,
     _syntactically_exclusive,
     check_structure,
-    node_vtree_nodes,
 )
 from pcfair.circuit.vtree import Vtree
 from pcfair.inference.marginals import node_log_values
 from pcfair.inference.quotient import PairPlan
-
-
-def rightmost_path_primes(c: Circuit, vtree: Vtree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Prime structure of the sums on the vtree's right-most path, per vtree node.
-
-    Returns ``(exclusive, distinct_exclusive, shared_ok)``. At a path node ``a``,
-    ``exclusive[a]`` holds when every sum normalised for ``a`` has elements with the prime on
-    the left and the sub on the right and pairwise disjoint prime supports (its element is
-    chosen by left variables only); ``distinct_exclusive[a]`` allows elements to share a prime
-    node (determinism through the subs) and asks only that distinct primes be disjoint;
-    ``shared_ok[a, u]`` (``u`` a path node below ``a``) holds when the subs of elements that
-    share a prime at ``a`` stay disjoint after the variables of ``u`` are summed out (checked by
-    the Boolean pass with those variables relaxed). Nodes off the path are True (nothing to
-    choose there)."""
-    m = vtree.num_nodes
-    excl = np.ones(m, bool)
-    distinct = np.ones(m, bool)
-    shared_ok = np.ones((m, m), bool)
-    vt_of = node_vtree_nodes(c, vtree)
-    vs = vtree.scopes
-    scopes = c.scopes()
-    path = [int(u) for u in np.flatnonzero(vtree.on_rightmost_path)[::-1]]  # root first
-    by_node: dict[int, list[int]] = {}
-    for i in range(c.num_nodes):
-        w = int(vt_of[i])
-        if c.kind[i] == SUM and w >= 0 and vtree.on_rightmost_path[w] and not vtree.is_leaf(w):
-            by_node.setdefault(w, []).append(i)
-    plan = None
-    n = c.num_variables
-    # top-down with early exit: once a node's choice cannot be trusted for any summed-out set,
-    # no shortcut below it is usable, so deeper nodes are not analysed (left False)
-    for depth, w in enumerate(path):
-        if vtree.is_leaf(w):
-            break
-        pending: list[tuple[int, int]] = []
-        shared: list[tuple[int, int]] = []
-        for i in by_node.get(w, []):
-            lo, hi = c.edge_ptr[i], c.edge_ptr[i + 1]
-            live = [e for e in range(lo, hi) if c.edge_logw[e] > -np.inf]
-            if any(c.edge_b[e] < 0
-                   or scopes[c.edge_a[e]] & vs[vtree.left[w]] != scopes[c.edge_a[e]]
-                   or scopes[c.edge_b[e]] & vs[vtree.right[w]] != scopes[c.edge_b[e]]
-                   for e in live):
-                excl[w] = distinct[w] = False
-                break
-            for x, y in itertools.combinations(live, 2):
-                pa, pb = int(c.edge_a[x]), int(c.edge_a[y])
-                if pa == pb:
-                    shared.append((int(c.edge_b[x]), int(c.edge_b[y])))
-                    continue
-                sa, sb = _allowed_values(c, pa), _allowed_values(c, pb)
-                if not (sa and sb and _syntactically_exclusive(sa, sb)):
-                    pending.append((pa, pb))
-        if shared:
-            excl[w] = False
-        if distinct[w] and (pending or shared):
-            if plan is None:
-                plan = PairPlan(c, c, vtree)
-            if pending and any(_intersections_chunked(plan, pending, None)):
-                excl[w] = distinct[w] = False
-            if shared and distinct[w]:
-                below = path[depth + 1:]
-                for u in reversed(below):  # smallest summed-out set first (monotone)
-                    relaxed = np.zeros(n, bool)
-                    relaxed[bits(vs[u])] = True
-                    if any(_intersections_chunked(plan, shared, relaxed)):
-                        shared_ok[w, [v for v in below if vs[v] & vs[u] == vs[u]]] = False
-                        break
-        if not excl[w] and (not distinct[w] or not shared_ok[w, path[-1]]):
-            excl[path[depth + 1:]] = distinct[path[depth + 1:]] = False
-            break
-    return excl, distinct, shared_ok
-
-
-def _intersections_chunked(plan, pairs, relaxed, chunk: int = 512):
-    """Yield whether pairs of terms share support (relaxed variables may differ per side),
-    decided by the compiled Boolean pass (``chunk`` is kept for the signature; one call)."""
-    del chunk
-    if not pairs:
-        return
-    yield bool(np.any(plan.supports(pairs, relaxed) > 0))
 
 
 def _counterexample(c: Circuit, vtree: Vtree, ta: int, tb: int) -> dict:

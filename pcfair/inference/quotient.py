@@ -32,14 +32,22 @@ zero under one side only, and then widens its bounds to 0 or 1 so that they stay
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from pcfair.circuit._scopes import bits
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
 from pcfair.circuit.derived import derived, peek, remember
+from pcfair.circuit.properties import (
+    _allowed_values,
+    _syntactically_exclusive,
+    compatible,
+    node_vtree_nodes,
+)
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import EvidenceError, OptionError, StructureError, VariableError
 from pcfair.inference import _pair_builder as PB
@@ -59,7 +67,7 @@ class PairPlan:
         Their common vtree (used for the exact ratio-of-marginals shortcuts).
     path_primes : tuple, optional
         ``(exclusive, distinct_exclusive, shared_ok)`` from
-        :func:`pcfair.inference.properties.rightmost_path_primes`, combined for both circuits.
+        :func:`rightmost_path_primes`, combined for both circuits.
         Without it the right-most-path shortcuts are off (the pass stays sound).
     relaxed : array of bool or sequence of variables, optional
         The variables on which the two sides may differ (observed with different values, or
@@ -540,8 +548,6 @@ class _PythonBuilder:
         p, q, vtree = plan.p, plan.q, plan.vtree
         self.p, self.q, self.merge_ok = p, q, plan.merge_ok
         self._sp, self._sq = p.scopes(), q.scopes()
-        from pcfair.circuit.properties import node_vtree_nodes
-
         self._vt_p = node_vtree_nodes(p, vtree)
         self._const_p = node_log_values(p, np.full(p.num_variables, -1, np.int32))
         self._const_q = node_log_values(q, np.full(q.num_variables, -1, np.int32))
@@ -769,8 +775,6 @@ def _groups(c: Circuit, edges: list[int]) -> dict[int, list[tuple[float, int]]]:
 
 
 def _vars(scope: int) -> list[int]:
-    from pcfair.circuit._scopes import bits
-
     return bits(scope)
 
 
@@ -786,6 +790,87 @@ class QuotientResult:
 
 
 # ------------------------------------------------------------------------- preconditions
+def rightmost_path_primes(c: Circuit, vtree: Vtree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Prime structure of the sums on the vtree's right-most path, per vtree node.
+
+    Returns ``(exclusive, distinct_exclusive, shared_ok)``. At a path node ``a``,
+    ``exclusive[a]`` holds when every sum normalised for ``a`` has elements with the prime on
+    the left and the sub on the right and pairwise disjoint prime supports (its element is
+    chosen by left variables only); ``distinct_exclusive[a]`` allows elements to share a prime
+    node (determinism through the subs) and asks only that distinct primes be disjoint;
+    ``shared_ok[a, u]`` (``u`` a path node below ``a``) holds when the subs of elements that
+    share a prime at ``a`` stay disjoint after the variables of ``u`` are summed out (checked by
+    the Boolean pass with those variables relaxed). Nodes off the path are True (nothing to
+    choose there)."""
+    m = vtree.num_nodes
+    excl = np.ones(m, bool)
+    distinct = np.ones(m, bool)
+    shared_ok = np.ones((m, m), bool)
+    vt_of = node_vtree_nodes(c, vtree)
+    vs = vtree.scopes
+    scopes = c.scopes()
+    path = [int(u) for u in np.flatnonzero(vtree.on_rightmost_path)[::-1]]  # root first
+    by_node: dict[int, list[int]] = {}
+    for i in range(c.num_nodes):
+        w = int(vt_of[i])
+        if c.kind[i] == SUM and w >= 0 and vtree.on_rightmost_path[w] and not vtree.is_leaf(w):
+            by_node.setdefault(w, []).append(i)
+    plan = None
+    n = c.num_variables
+    # top-down with early exit: once a node's choice cannot be trusted for any summed-out set,
+    # no shortcut below it is usable, so deeper nodes are not analysed (left False)
+    for depth, w in enumerate(path):
+        if vtree.is_leaf(w):
+            break
+        pending: list[tuple[int, int]] = []
+        shared: list[tuple[int, int]] = []
+        for i in by_node.get(w, []):
+            lo, hi = c.edge_ptr[i], c.edge_ptr[i + 1]
+            live = [e for e in range(lo, hi) if c.edge_logw[e] > -np.inf]
+            if any(c.edge_b[e] < 0
+                   or scopes[c.edge_a[e]] & vs[vtree.left[w]] != scopes[c.edge_a[e]]
+                   or scopes[c.edge_b[e]] & vs[vtree.right[w]] != scopes[c.edge_b[e]]
+                   for e in live):
+                excl[w] = distinct[w] = False
+                break
+            for x, y in itertools.combinations(live, 2):
+                pa, pb = int(c.edge_a[x]), int(c.edge_a[y])
+                if pa == pb:
+                    shared.append((int(c.edge_b[x]), int(c.edge_b[y])))
+                    continue
+                sa, sb = _allowed_values(c, pa), _allowed_values(c, pb)
+                if not (sa and sb and _syntactically_exclusive(sa, sb)):
+                    pending.append((pa, pb))
+        if shared:
+            excl[w] = False
+        if distinct[w] and (pending or shared):
+            if plan is None:
+                plan = PairPlan(c, c, vtree)
+            if pending and any(_intersections_chunked(plan, pending, None)):
+                excl[w] = distinct[w] = False
+            if shared and distinct[w]:
+                below = path[depth + 1:]
+                for u in reversed(below):  # smallest summed-out set first (monotone)
+                    relaxed = np.zeros(n, bool)
+                    relaxed[bits(vs[u])] = True
+                    if any(_intersections_chunked(plan, shared, relaxed)):
+                        shared_ok[w, [v for v in below if vs[v] & vs[u] == vs[u]]] = False
+                        break
+        if not excl[w] and (not distinct[w] or not shared_ok[w, path[-1]]):
+            excl[path[depth + 1:]] = distinct[path[depth + 1:]] = False
+            break
+    return excl, distinct, shared_ok
+
+
+def _intersections_chunked(plan, pairs, relaxed, chunk: int = 512):
+    """Yield whether pairs of terms share support (relaxed variables may differ per side),
+    decided by the compiled Boolean pass (``chunk`` is kept for the signature; one call)."""
+    del chunk
+    if not pairs:
+        return
+    yield bool(np.any(plan.supports(pairs, relaxed) > 0))
+
+
 def quotient_structure(circuit: Circuit, assume_deterministic: bool = False) -> tuple[Vtree, tuple]:
     """Check that ``circuit`` supports the pairwise pass; return its vtree and the prime
     structure of its right-most path (for the exact shortcuts). Raises
@@ -817,8 +902,6 @@ def _quotient_structure(circuit: Circuit, assume_deterministic: bool) -> tuple:
             + ". Use an engine that needs only marginals (e.g. the lattice engine) instead."
         )
     vt = rep.vtree
-    from pcfair.inference.properties import rightmost_path_primes
-
     return vt, rightmost_path_primes(circuit, vt)
 
 
@@ -939,8 +1022,6 @@ def max_quotient(p: Circuit, q: Circuit, evidence: Mapping | None = None, *,
     else:
         vt_q, ok_q = quotient_structure(q, assume_deterministic)
         if vt_p != vt_q:
-            from pcfair.circuit.properties import compatible
-
             if not compatible(p, q):
                 raise StructureError("the circuits are not structured-decomposable on one vtree "
                                      "(incompatible); their quotient cannot be maximised exactly")

@@ -29,12 +29,13 @@ import pandas as pd
 from pcfair.circuit.builder import CircuitBuilder
 from pcfair._random import check_random_state
 from pcfair.circuit.circuit import Circuit
-from pcfair.circuit.counts import ParameterCounts
 from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
 from pcfair.errors import DataError, OptionError
+from pcfair.inference.flows import parameter_counts
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
 from pcfair.learn.data import encode_frame, prepare_frame
+from pcfair.learn.parameters import conditional_table, fit_parameters
 from pcfair.learn.recipe import Recipe
 
 
@@ -85,22 +86,6 @@ def learn_tree(codes: np.ndarray, cards: np.ndarray, decision: int, pseudocount:
         parent[features[rest[i]]] = features[placed[j]]
         placed.append(rest.pop(i))
     return TreeStructure(decision, tuple(features), parent, mi)
-
-
-def conditional_table(codes: np.ndarray, cards: np.ndarray, v: int, u: int, d: int,
-                      pseudocount: float) -> np.ndarray:
-    """``θ[d_value, j, k] = P(v = k | u = j, D = d_value)`` with the pseudocount convention.
-
-    For the root feature ``u`` is the decision itself (then ``j`` runs over D's values and only
-    ``j == d_value`` is used)."""
-    kv, ku, kd = int(cards[v]), int(cards[u]), int(cards[d])
-    flat = (codes[:, d].astype(np.int64) * ku + codes[:, u]) * kv + codes[:, v]
-    counts = np.bincount(flat, minlength=kd * ku * kv).reshape(kd, ku, kv).astype(float)
-    counts += pseudocount / kv
-    totals = counts.sum(axis=2, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta = np.where(totals > 0, counts / totals, 1.0 / kv)
-    return theta
 
 
 def compile_tree(variables: Variables, tree: TreeStructure, prior: np.ndarray,
@@ -162,7 +147,8 @@ class TreeModel:
     feature's parent the decision) and its circuit.
 
     :meth:`compile` makes the circuit of any prior and tables on the same tree
-    (``tables[v][dv, j, k] = θ_dv(v = k | u(v) = j)``, as :func:`conditional_table` gives);
+    (``tables[v][dv, j, k] = θ_dv(v = k | u(v) = j)``, as
+    :func:`pcfair.learn.parameters.conditional_table` gives);
     :mod:`pcfair.learn.decouple` uses it to move the sensitive variables' tables.
     """
 
@@ -299,7 +285,7 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     codes, variables = encode_frame(df)
     pc = _learn_codes(codes, variables, variables.index(decision), structure, pseudocount,
                       random_state, max_splits, max_nodes, valid_size, progress)
-    pc = pc.with_counts(ParameterCounts.from_data(pc, codes, pseudocount))
+    pc = pc.with_counts(parameter_counts(pc, codes, pseudocount))
     return pc.with_recipe(Recipe(columns=columns, bins={c: tuple(map(float, e))
                                                         for c, e in edges.items()},
                                  decision=str(decision), rows=len(df)))
@@ -313,7 +299,6 @@ def _learn_codes(codes: np.ndarray, variables, d: int, structure: str, pseudocou
                      naive_bayes=structure == "naive_bayes").circuit
     if structure != "strudel":
         return clt
-    from pcfair.learn.parameters import fit_parameters
     from pcfair.learn.strudel import strudel
 
     order = check_random_state(random_state).permutation(len(codes))

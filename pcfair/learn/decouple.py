@@ -80,7 +80,7 @@ def tree_tables(model: TreeModel, circuit: Circuit) -> tuple[np.ndarray, dict[in
     model of ``model.tree`` this is exactly the parameter (the Markov property: given its
     parent and the decision, ``v`` is independent of its non-descendants, and its descendants
     sum out). A feature under the decision has ``j`` over the decision's values (only
-    ``j = dv`` is used, as in :func:`pcfair.learn.clt.conditional_table`).
+    ``j = dv`` is used, as in :func:`pcfair.learn.parameters.conditional_table`).
     """
     tree = model.tree
     d = tree.decision

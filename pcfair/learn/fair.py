@@ -51,9 +51,9 @@ import numpy as np
 import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
-from pcfair.circuit.counts import ParameterCounts
 from pcfair.circuit.variables import Variables
 from pcfair.errors import DataError, OptionError, StructureError
+from pcfair.inference.flows import data_flows, parameter_counts
 from pcfair.inference.gradients import SoftmaxParameters
 from pcfair.inference.quotient import implicit_favorable
 from pcfair.inference.marginals import log_marginals
@@ -62,7 +62,6 @@ from pcfair.learn.clt import (
     TreeModel,
     TreeStructure,
     compile_tree,
-    conditional_table,
     learn_pc,
     learn_tree,
     tree_model,
@@ -75,7 +74,7 @@ from pcfair.learn.decouple import (
     tree_tables,
 )
 from pcfair.learn.naive_bayes import _nb_tables, _prior, naive_bayes_circuit
-from pcfair.learn.parameters import data_flows
+from pcfair.learn.parameters import conditional_table
 from pcfair.learn.recipe import Recipe
 from pcfair.patterns.api import certify
 from pcfair.patterns.results import Certificate, Pattern
@@ -147,7 +146,7 @@ def _structure(df: pd.DataFrame, prob: _Problem, structure, pseudocount: float,
 
 def _with_counts(circuit: Circuit, codes: np.ndarray, pseudocount: float) -> Circuit:
     """``circuit`` with its training counts (the parameter posterior), as :func:`learn_pc`."""
-    return circuit.with_counts(ParameterCounts.from_data(circuit, codes, pseudocount))
+    return circuit.with_counts(parameter_counts(circuit, codes, pseudocount))
 
 
 def _fit(template: Circuit, codes: np.ndarray, pseudocount: float,

@@ -15,7 +15,7 @@ from pcfair.circuit.builder import from_arrays
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, SUM, Circuit
 from pcfair.circuit.variables import Variables
 from pcfair.circuit.vtree import Vtree
-from pcfair.learn.clt import conditional_table
+from pcfair.learn.parameters import conditional_table
 
 
 def naive_bayes_circuit(variables: Variables, decision: int, prior: np.ndarray,

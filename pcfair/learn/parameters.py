@@ -1,25 +1,18 @@
-"""Closed-form maximum-likelihood parameters of deterministic circuits from complete data."""
+"""Closed-form maximum-likelihood parameters from complete data, with a pseudocount.
+
+:func:`fit_parameters` refits a deterministic circuit from its data flows
+(:func:`pcfair.inference.flows.data_flows`); :func:`conditional_table` estimates the tables
+of the tree learners (:mod:`pcfair.learn.clt`, :mod:`pcfair.learn.naive_bayes`). Both spread
+the pseudocount ``α`` evenly over the ``K`` values (Juice's convention):
+``(n_k + α/K) / (n + α)``.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from pcfair.circuit.circuit import CATEGORICAL, SUM, Circuit
-from pcfair.learn import _flow_kernels as K
-
-
-def data_flows(circuit: Circuit, codes: np.ndarray, weights: np.ndarray | None = None,
-               target_edge: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counts of rows through every sum element and every categorical-leaf value, and the rows
-    through ``target_edge`` (see :func:`pcfair.learn._flow_kernels.flows_kernel`)."""
-    codes = np.ascontiguousarray(codes, np.int32)
-    w = np.ones(len(codes)) if weights is None else np.asarray(weights, float)
-    elem = np.zeros(len(circuit.edge_a))
-    leaf = np.zeros(len(circuit.params))
-    rows = np.zeros(len(codes), np.bool_)
-    K.flows_kernel(circuit.kind, circuit.var, circuit.value, circuit.edge_ptr, circuit.edge_a,
-                   circuit.edge_b, codes, w, elem, leaf, circuit.param_ptr, target_edge, rows)
-    return elem, leaf, rows
+from pcfair.inference.flows import data_flows
 
 
 def fit_parameters(circuit: Circuit, codes: np.ndarray, pseudocount: float = 1.0) -> Circuit:
@@ -59,3 +52,28 @@ def _normalized_log(counts: np.ndarray, pseudocount: float) -> np.ndarray:
         return np.full(k, -np.log(k))
     with np.errstate(divide="ignore"):
         return np.log(smoothed / total)
+
+
+def conditional_table(codes: np.ndarray, cards: np.ndarray, v: int, u: int, d: int,
+                      pseudocount: float) -> np.ndarray:
+    """``θ[d_value, j, k] = P(v = k | u = j, D = d_value)`` with the pseudocount convention.
+
+    For the root feature ``u`` is the decision itself (then ``j`` runs over D's values and only
+    ``j == d_value`` is used). A context no row reaches with ``α = 0`` gets the uniform
+    distribution.
+
+    Examples
+    --------
+    >>> codes = np.array([[0, 0], [0, 1], [1, 1], [1, 1]])  # columns: D, v
+    >>> theta = conditional_table(codes, np.array([2, 2]), 1, 0, 0, pseudocount=0.0)
+    >>> theta[0, 0].tolist(), theta[1, 1].tolist()  # P(v | D = 0), P(v | D = 1)
+    ([0.5, 0.5], [0.0, 1.0])
+    """
+    kv, ku, kd = int(cards[v]), int(cards[u]), int(cards[d])
+    flat = (codes[:, d].astype(np.int64) * ku + codes[:, u]) * kv + codes[:, v]
+    counts = np.bincount(flat, minlength=kd * ku * kv).reshape(kd, ku, kv).astype(float)
+    counts += pseudocount / kv
+    totals = counts.sum(axis=2, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = np.where(totals > 0, counts / totals, 1.0 / kv)
+    return theta

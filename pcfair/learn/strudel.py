@@ -21,7 +21,8 @@ import numpy as np
 from pcfair.circuit.builder import from_arrays
 from pcfair.circuit.circuit import CATEGORICAL, INDICATOR, PRODUCT, SUM, Circuit
 from pcfair.learn.chow_liu import mutual_information
-from pcfair.learn.parameters import data_flows, fit_parameters
+from pcfair.inference.flows import data_flows
+from pcfair.learn.parameters import fit_parameters
 
 
 class _Model:

@@ -8,14 +8,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
+from pcfair._clock import deadline_from, expired, seconds_left
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import derived
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.errors import OptionError, VariableError
 from pcfair.inference.marginals import normalized
 from pcfair.inference.quotient import decision_evidence
-from pcfair.patterns.executors import check_time_limit, resolve_n_jobs
-from pcfair.patterns.search_types import SearchOptions
+from pcfair.patterns.executors import resolve_n_jobs
+from pcfair.patterns.search_types import SearchOptions, check_choice
 
 #: The kinds of :func:`pcfair.find_patterns` (``"certify"`` is :func:`pcfair.certify`'s).
 KINDS = ("all", "topk", "maximal", "minimal", "pareto")
@@ -120,10 +121,11 @@ class Request:
 
     def time_left(self) -> float | None:
         """Seconds to the deadline (never negative), None without one."""
-        return None if self.deadline is None else max(0.0, self.deadline - time.time())
+        return seconds_left(self.deadline)
 
     def expired(self) -> bool:
-        return self.deadline is not None and time.time() >= self.deadline
+        """Whether the deadline has passed (never, without one)."""
+        return expired(self.deadline)
 
     def within(self, seconds: float | None) -> "Request":
         """The same request with the deadline brought forward to ``seconds`` from now (a
@@ -160,14 +162,32 @@ def resolve_request(kind: str, delta, *, engine: str = "auto", k=None,
                     out=None, exact_max=False, time_limit=None, n_jobs=1, executor=None,
                     progress=None, max_bytes=1 << 30,
                     search_options: SearchOptions = SearchOptions()) -> Request:
-    """The checked :class:`Request`; the clock starts here (``time_limit`` becomes one
-    deadline). ``engine`` must already be checked
-    (:func:`pcfair.patterns.engines.check_engine`). ``n_jobs`` above the machine's cores is
-    capped with a warning (:func:`pcfair.patterns.executors.resolve_n_jobs`)."""
-    if kind != "certify" and kind not in KINDS:
-        raise OptionError(f"kind must be one of {KINDS}, not {kind!r}")
-    if rank_by not in RANKS:
-        raise OptionError(f"rank_by must be one of {RANKS}, not {rank_by!r}")
+    """The checked :class:`Request`, the one place the pattern API checks what is asked: the
+    runs below it take the request as it is and check nothing again. The clock starts here
+    (``time_limit`` becomes one deadline, :func:`pcfair._clock.deadline_from`: 0 is an
+    immediate deadline, the result then incomplete). ``engine`` must already be checked
+    (:func:`pcfair.patterns.engines.check_engine`); ``search_options`` checked itself when it
+    was made (:class:`~pcfair.patterns.search_types.SearchOptions`). ``n_jobs`` above the
+    machine's cores is capped with a warning (:func:`pcfair.patterns.executors.resolve_n_jobs`).
+
+    Raises
+    ------
+    OptionError
+        An argument out of range or not one of its choices (the message names it).
+
+    Examples
+    --------
+    >>> request = resolve_request("topk", 0.05, k=3, time_limit=0)
+    >>> request.k, request.expired()
+    (3, True)
+    >>> resolve_request("topk", 0.05, rank_by="size")
+    Traceback (most recent call last):
+    ...
+    pcfair.errors.OptionError: rank_by must be one of ('discrimination', 'divergence'), not 'size'
+    """
+    if kind != "certify":
+        check_choice(kind, KINDS, "kind")
+    check_choice(rank_by, RANKS, "rank_by")
     delta = check_fraction(delta, "delta")
     min_support = check_fraction(min_support, "min_support")
     if out is not None and kind != "all":
@@ -175,10 +195,12 @@ def resolve_request(kind: str, delta, *, engine: str = "auto", k=None,
     k = 10 if k is None else int(k)
     if k < 1:
         raise OptionError(f"k must be at least 1, not {k}")
-    deadline = None if time_limit is None else time.time() + check_time_limit(time_limit)
+    if not isinstance(search_options, SearchOptions):
+        raise OptionError("search_options must be a pcfair.patterns.search_types.SearchOptions, "
+                          f"not {type(search_options).__name__}")
     return Request(kind=kind, delta=delta, engine=engine, k=k,
                    rank_by=rank_by, min_support=min_support, count_only=bool(count_only),
-                   out=out, exact_max=bool(exact_max), deadline=deadline,
+                   out=out, exact_max=bool(exact_max), deadline=deadline_from(time_limit),
                    n_jobs=resolve_n_jobs(n_jobs) if executor is None else 1,
                    executor=executor, progress=progress, max_bytes=int(max_bytes),
                    search_options=search_options)

@@ -29,15 +29,20 @@ COMPILED_MODES = ("all", "first", "topk")
 MODE_IDS = {"all": K.M_ALL, "first": K.M_FIRST, "topk": K.M_TOPK}
 
 
-def check_request(mode: str, rank_by: str, k: int) -> None:
-    """Refuse a mode, ranking or ``k`` the compiled searches do not run."""
+def check_request(mode: str) -> None:
+    """Refuse a ``mode`` the compiled searches do not run (the one check of their own: the
+    API checked ``k`` and ``rank_by``, :func:`pcfair.patterns._arguments.resolve_request`).
+
+    Examples
+    --------
+    >>> check_request("pareto")
+    Traceback (most recent call last):
+    ...
+    pcfair.errors.OptionError: the compiled searches run the modes ('all', 'first', 'topk'), not ...
+    """
     if mode not in COMPILED_MODES:
         raise OptionError(f"the compiled searches run the modes {COMPILED_MODES}, not "
                           f"{mode!r} (use pcfair.patterns.search.search)")
-    if rank_by not in ("discrimination", "divergence"):
-        raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
-    if mode == "topk" and int(k) < 1:
-        raise OptionError(f"k must be at least 1, not {k}")
 
 
 class SearchBuffers:

@@ -17,13 +17,11 @@ certifies "fair". The sampling miner, which never certifies, has its own functio
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
-import numpy as np
 import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
-from pcfair.errors import OptionError, SummariesOmittedWarning
+from pcfair.errors import OptionError
 from pcfair.patterns import engines
 from pcfair.patterns._arguments import (
     KINDS,
@@ -35,15 +33,7 @@ from pcfair.patterns._arguments import (
     resolve_problem,
     resolve_request,
 )
-from pcfair.patterns.lattice import (
-    DEFAULT_MAX_BYTES,
-    LatticeQuery,
-    final_front,
-    make_plan,
-    scan,
-    summary_bytes,
-    summary_counts,
-)
+from pcfair.patterns.lattice import DEFAULT_MAX_BYTES
 from pcfair.patterns.results import (
     Certificate,
     Pattern,
@@ -52,9 +42,7 @@ from pcfair.patterns.results import (
     to_certificate,
     to_pattern_set,
 )
-from pcfair.patterns.scores import THRESHOLD_ATOL
 from pcfair.patterns.search_types import SearchOptions
-from pcfair.patterns.summaries import pareto_mask
 from pcfair.learn.recipe import model_frame
 from pcfair.patterns.support import (
     SUPPORTED_WITNESS_SECONDS,
@@ -332,22 +320,37 @@ def supported_witness(pc, decision, sensitive, delta: float, cert, *,
 
 
 def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
-                   ks=(1, 10, 100), *, favorable=None, max_bytes: int = DEFAULT_MAX_BYTES,
-                   summaries: bool = True, n_jobs: int = 1, executor=None,
-                   time_limit: float | None = None, progress: bool | None = None,
-                   min_support: float = 0.0) -> pd.DataFrame:
-    """Counts and summaries at several thresholds from one pass of the lattice engine.
+                   ks=(1, 10, 100), *, favorable=None, engine: str = "auto",
+                   max_bytes: int = DEFAULT_MAX_BYTES, summaries: bool = True, n_jobs: int = 1,
+                   executor=None, time_limit: float | None = None,
+                   progress: bool | None = None, min_support: float = 0.0,
+                   search_options: SearchOptions = SearchOptions()) -> pd.DataFrame:
+    """Counts and summaries at several thresholds, from one pass of the lattice engine where
+    it fits, else by the search.
 
     One row per δ: numbers of discrimination patterns, maximal, minimal and Pareto-optimal
     patterns, and the k-th best ``|Δ|`` and divergence for each ``k`` in ``ks``, and whether
-    the pass completed (``time_limit``). Maximal and minimal counts need a bitmap of the
-    lattice in memory (1 byte a point for up to 3 thresholds, :func:`pcfair.patterns.lattice.
-    summary_bytes`): they are None with ``summaries=False``, and None with a
-    :class:`~pcfair.errors.SummariesOmittedWarning` when the bitmap exceeds ``max_bytes`` (or
-    there are more than 15 thresholds); the other columns stream in bounded memory. On a model
-    whose probabilities go below the lattice's floor
-    (:func:`pcfair.patterns.lattice.probability_floor`) the patterns below it are not
-    counted: ``complete`` is False and the frame's ``attrs["probability_floor"]`` names it.
+    the run completed (``time_limit``). The frame's ``attrs["engine"]`` names the concrete
+    engine that counted.
+
+    With ``engine="auto"`` (default) or ``"lattice"`` one lattice pass answers. Maximal and
+    minimal counts need a bitmap of the lattice in memory (1 byte a point for up to 3
+    thresholds, :func:`pcfair.patterns.lattice.summary_bytes`): they are None with
+    ``summaries=False``, and None with a :class:`~pcfair.errors.SummariesOmittedWarning` when
+    the bitmap exceeds ``max_bytes`` (or there are more than 15 thresholds); the other
+    columns stream in bounded memory. On a model whose probabilities go below the lattice's
+    floor (:func:`pcfair.patterns.lattice.probability_floor`) the patterns below it are not
+    counted: ``complete`` is False and ``attrs["probability_floor"]`` names it.
+
+    With ``engine="search"`` (or a concrete search), and under ``"auto"`` where one chunk of
+    the lattice does not fit ``max_bytes``, the search answers
+    (:func:`pcfair.patterns._search_engine.search_census`): one listing at the smallest δ
+    gives the counts, top ``|Δ|`` and Pareto counts of every δ, a top-k search per δ the
+    divergence columns, a maximal search per δ (with ``summaries``) the maximal counts where
+    a search answers them; minimal counts need the lattice (None), and ``set_aside`` is None
+    with a ``min_support``. Where ``time_limit`` stops a search, the row says
+    ``complete=False`` (its counts are then lower bounds). The other parameters are those
+    of :func:`find_patterns`.
 
     Examples
     --------
@@ -357,44 +360,19 @@ def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
     ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
     >>> pattern_census(pc, "d", ["s"], deltas=(0.1, 0.2), ks=(1,))["patterns"].tolist()
     [2, 1]
+    >>> pattern_census(pc, "d", ["s"], deltas=(0.1, 0.2), ks=(1,),
+    ...                engine="search")["patterns"].tolist()
+    [2, 1]
     """
     problem = resolve_problem(pc, decision, sensitive, favorable)
-    pc, d, fav, sens = problem.pc, problem.d, problem.fav, problem.sens
     deltas = tuple(check_fraction(x, "delta") for x in deltas)
-    min_support = check_fraction(min_support, "min_support")
-    kmax = max(ks)
-    plan = make_plan(pc, d, fav, sens, max_bytes)
-    need = summary_bytes(plan, len(deltas))
-    want = summaries and need is not None and need <= max_bytes
-    if summaries and not want:
-        why = (f"more than 15 thresholds ({len(deltas)}) in one pass" if need is None else
-               f"their bitmap of the lattice ({plan.num_points:,} points) needs "
-               f"{need / 2**20:,.0f} MiB, over max_bytes ({max_bytes / 2**20:,.0f} MiB)")
-        warnings.warn(f"maximal and minimal counts are left out (None): {why}; the other "
-                      "columns are computed as usual", SummariesOmittedWarning, stacklevel=2)
-    query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, summaries=want,
-                         min_support=min_support)
-    run = scan(pc, d, fav, sens, query, max_bytes=max_bytes, n_jobs=n_jobs, executor=executor,
-               time_limit=time_limit, progress=progress)
-    res = run.result
-    counts = summary_counts(run) if want else None
-    rows = []
-    for i, delta in enumerate(deltas):
-        row = {"delta": delta, "patterns": int(res.counts[i]), "set_aside": int(res.rare[i])}
-        if want:
-            row["maximal"], row["minimal"] = (int(counts[k][i]) for k in ("maximal", "minimal"))
-        else:
-            row["maximal"] = row["minimal"] = None
-        row["pareto"] = len(final_front(res.fronts[i])[0])
-        top_abs = res.top[0][res.top[0] > delta + THRESHOLD_ATOL]
-        for name, values in (("abs_score", top_abs), ("divergence", res.div[i][0])):
-            for k in ks:
-                row[f"top{k}_{name}"] = float(values[k - 1]) if len(values) >= k else float("nan")
-        row["complete"] = run.complete
-        rows.append(row)
+    request = resolve_request("all", min(deltas), engine=engines.check_engine(engine, "all"),
+                              min_support=min_support, time_limit=time_limit, n_jobs=n_jobs,
+                              executor=executor, progress=progress, max_bytes=max_bytes,
+                              search_options=search_options)
+    rows, attrs = engines.census(problem, request, deltas, tuple(ks), summaries)
     frame = pd.DataFrame(rows)
-    if "probability_floor" in run.stats:
-        frame.attrs["probability_floor"] = run.stats["probability_floor"]
+    frame.attrs.update(attrs)
     return frame
 
 
@@ -406,7 +384,8 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
 
     ``kind`` is ``"all"``, ``"topk"`` (by |Δ|) or ``"pareto"`` (the strict front of the sampled
     patterns). The result is always marked incomplete; ``stats`` gives runs, patterns explored,
-    seconds, and when the best pattern found was first seen.
+    seconds, and when the best pattern found was first seen. The engine table's ``"sample"``
+    entry runs it, with these settings.
 
     Examples
     --------
@@ -418,30 +397,15 @@ def sample_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str
     >>> ps.complete, sorted(p.text() for p in ps)
     (False, ['s=0', 's=1'])
     """
-    from pcfair.patterns.sampling import found_patterns, sample_search
-
     if kind not in ("all", "topk", "pareto"):
         raise OptionError("sampling offers kind 'all', 'topk' or 'pareto'")
     problem = resolve_problem(pc, decision, sensitive, favorable)
-    pc, d, fav, sens = problem.pc, problem.d, problem.fav, problem.sens
-    request = resolve_request("all", delta, min_support=min_support)
-    res = sample_search(pc, d, fav, sens, request.delta, runs=runs, time_limit=time_limit,
-                        memo=memo, random_state=random_state,
-                        min_support=request.min_support)
-    items = found_patterns(res.found)
-    items.sort(key=lambda it: -abs(it.score))
-    if kind == "topk":
-        items = items[: 10 if k is None else int(k)]
-    elif kind == "pareto" and items:
-        a = np.array([abs(it.score) for it in items])
-        p = np.array([it.probability for it in items])
-        keep = pareto_mask(a, p, np.ones(len(items), bool))
-        items = [it for it, kept in zip(items, keep) if kept]
-    stats = {"runs": res.runs, "explored": res.explored, "seconds": res.seconds}
-    if res.found:
-        best = max(res.found, key=lambda kk: abs(res.found[kk][0]))
-        stats["best_first_seen_explored"], stats["best_first_seen_seconds"] = res.first_seen[best]
-    return PatternSet(kind=kind, delta=float(delta), engine="sample", complete=False,
-                      count=len(items), stats=stats,
-                      patterns=readable_patterns(pc, d, fav, items, float(delta)),
+    pc, d, fav = problem.pc, problem.d, problem.fav
+    request = resolve_request(kind, delta, k=k, min_support=min_support, time_limit=time_limit)
+    sampler = dataclasses.replace(engines.ENGINES["sample"], seconds=None, runs=runs, memo=memo,
+                                  random_state=random_state)
+    res = sampler.run(problem, request)
+    return PatternSet(kind=kind, delta=request.delta, engine=res.engine, complete=False,
+                      count=len(res.items), stats=res.stats,
+                      patterns=readable_patterns(pc, d, fav, res.items, request.delta),
                       decision=pc.variables.names[d], favorable=pc.variables.domains[d][fav])

@@ -4,7 +4,13 @@ This is the one module that decides. :func:`pcfair.certify`, :func:`pcfair.find_
 the fair learner's oracle and the CLI hand it a checked :class:`~._arguments.Problem` and
 :class:`~._arguments.Request` and get back one :class:`~.results.EngineResult`.
 
-The concrete engines (:data:`ENGINES`), each answering ``run(problem, request)``:
+The concrete engines (:data:`ENGINES`, name → adapter): each adapter
+(:class:`~._engine_base.Engine`) says which ``kinds`` it answers, whether it ``can_run`` a
+request (True, or the reason it cannot), what it would cost (``estimate``) and answers it
+(``run(problem, request)``). The lattice's adapter is in :mod:`._lattice_engine`, the searches'
+in :mod:`._search_engine`, the sampler's in :mod:`._sample_engine`; this module keeps the
+names, the table and the ``auto`` policy. A new engine is one adapter and one line of the
+table.
 
 ================== ===================================================== =================
 name               what it is                                            answers
@@ -19,8 +25,15 @@ search``           (:mod:`.naive_bayes_search`); naive Bayes in ``D``
 ``python_search``  branch and bound in Python with the tightest bound    certify, all, topk,
                    that applies (:mod:`.search`); deterministic,         pareto, maximal
                    structured-decomposable circuits
-``sample``         the sampling miner (:mod:`.sampling`); never complete witnesses only
+``sample``         the sampling miner (:mod:`.sampling`); never complete a witness hunt;
+                   (:func:`pcfair.sample_patterns`, ``auto``'s witness   all, topk, pareto
+                   hunt where no search applies)
 ================== ===================================================== =================
+
+Counts at several thresholds (:func:`pcfair.pattern_census`, :func:`census`) are one pass of
+the lattice, or, for ``engine="search"`` and under ``"auto"`` where one chunk of the lattice
+does not fit ``max_bytes``, searches (:func:`~._search_engine.search_census`). Whether an
+engine's counts are that cheap is :func:`lists_all`.
 
 Names users pass (``engine=``): ``"auto"``, ``"lattice"`` (``"dense"`` is its old name),
 ``"search"`` (the first of ``naive_bayes_search``, ``tree_search``, ``python_search`` that
@@ -34,7 +47,8 @@ How ``"auto"`` chooses (:func:`choose`), cheapest complete engine first:
    for :data:`GLANCE_SECONDS` first: an answer then (most witnesses take a few nodes) is the
    cheapest there is, and no estimate is made.
 1. **Estimates.** The lattice's cost comes from a probe of chunks of the same model and
-   query (:func:`pcfair.patterns.lattice.probe_cost`, :data:`LATTICE_PROBE_SECONDS`: a
+   query (:func:`pcfair.patterns.lattice.probe_cost`,
+   :data:`~._lattice_engine.LATTICE_PROBE_SECONDS`: a
    set-up per chunk and a cost per pattern) applied to its plan, split over the processes
    that will run it; it does not apply where one chunk does not fit ``max_bytes``. A branch
    and bound's cost cannot be known before it runs: it is measured by a *probe*, a run of the
@@ -55,7 +69,7 @@ How ``"auto"`` chooses (:func:`choose`), cheapest complete engine first:
 The choice, its reason and every estimate are in ``stats["choice"]``; a run estimated over
 :data:`ANNOUNCE_SECONDS` says its engine, estimate and how to stop it before it starts (on
 standard error, when progress is shown). The lattice is split into chunks of about
-:data:`CHUNK_SECONDS` each, so its bar moves and its deadline is met.
+:data:`~._lattice_engine.CHUNK_SECONDS` each, so its bar moves and its deadline is met.
 
 Every run takes one deadline (:attr:`Request.deadline`, a :func:`time.time` value); each
 phase runs with the time left, and a run it stops keeps what it established and is marked
@@ -64,54 +78,29 @@ incomplete: never "fair".
 
 from __future__ import annotations
 
-import csv
-import math
-import os
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import partial
-
-import numpy as np
 
 from pcfair._progress import show_progress
-from pcfair.circuit.circuit import Circuit
-from pcfair.errors import LatticeTooLarge, OptionError, PCFairError, SpecError
-from pcfair.inference.smallest import log_smallest_probability
+from pcfair.errors import OptionError, SpecError
 from pcfair.patterns._arguments import (
     Problem,
     Request,
     resolve_problem,
     resolve_request,
 )
-from pcfair.patterns.bounds import NaiveBayesBound, TreeBound, select_bound
-from pcfair.patterns.lattice import (
-    LatticePlan,
-    LatticeQuery,
-    ScanCost,
-    final_front,
-    make_plan,
-    probability_floor,
-    probe_cost,
-    scan,
-    summary_bytes,
-    summary_patterns,
+from pcfair.patterns._engine_base import Engine, Estimate
+from pcfair.patterns._lattice_engine import LatticeEngine
+from pcfair.patterns._sample_engine import SampleEngine
+from pcfair.patterns._search_engine import (
+    NAIVE_BAYES_SEARCH,
+    PYTHON_SEARCH,
+    TREE_SEARCH,
+    search_census,
 )
-from pcfair.patterns.naive_bayes_search import search_naive_bayes
-from pcfair.patterns.parallel import parallel_search
-from pcfair.patterns.results import (
-    HANDOVER_SECONDS,
-    EngineResult,
-    power_of_ten_text,
-    readable_patterns,
-)
-from pcfair.patterns.sampling import found_patterns, sample_search
-from pcfair.patterns.scores import ScoredPattern, log_normalizer, pattern_marginals
-from pcfair.patterns.search import search
-from pcfair.patterns.search_types import SearchResult, pattern_key
-from pcfair.patterns.summaries import pareto_mask
-from pcfair.patterns.tree_search import search_tree
+from pcfair.patterns.lattice import LatticePlan, summary_bytes
+from pcfair.patterns.results import EngineResult
 
 #: Lattices over this many patterns (a tenth of a second or more to scan) let the search try
 #: first for :data:`GLANCE_SECONDS`: most witnesses, and many proofs, take it a few nodes.
@@ -119,8 +108,6 @@ GLANCE_POINTS = 100_000_000
 GLANCE_SECONDS = 0.1
 #: A lattice estimated at most this many seconds runs without a probe of the search.
 QUICK_SECONDS = 1.0
-#: Seconds of the lattice's probe (a fifth of the time left, if less).
-LATTICE_PROBE_SECONDS = 0.5
 #: The probe of a branch and bound (its witness hunt, for a certification): this many
 #: seconds, or this share of the lattice's estimate where that is longer (at most half of it).
 PROBE_SECONDS = 2.0
@@ -130,42 +117,26 @@ PROBE_SHARE = 0.25
 AUTO_LATTICE_SECONDS = 900.0
 #: Runs estimated longer than this say so before they start (when progress is shown).
 ANNOUNCE_SECONDS = 30.0
-#: Target seconds of one lattice chunk (the bar moves, the deadline is checked).
-CHUNK_SECONDS = 2.0
-#: A lattice engine run asked for by name is probed for its chunking beyond this many
-#: patterns or rows of tables (smaller scans take well under a second).
-SIZING_POINTS = 50_000_000
-SIZING_ROWS = 200_000
-#: The most chunks a lattice run is split into.
-MAX_CHUNKS = 100_000
-#: Seconds a pool of worker processes takes to start (added to parallel estimates).
-POOL_START_SECONDS = 2.0
-#: The kinds each concrete engine answers.
-SEARCH_KINDS = {"naive_bayes_search": ("certify", "all", "topk"),
-                "tree_search": ("certify", "all", "topk"),
-                "python_search": ("certify", "all", "topk", "pareto", "maximal")}
+
+# ------------------------------------------------------------------------------- the table
+#: The concrete engines, name → adapter (:class:`~._engine_base.Engine`); ``"sample"`` hunts
+#: witnesses for ``"auto"`` and runs :func:`pcfair.sample_patterns`, and is never asked for by
+#: ``engine=``. The searches are in the order ``engine="search"`` tries them.
+ENGINES: dict[str, Engine] = {
+    "lattice": LatticeEngine(),
+    "naive_bayes_search": NAIVE_BAYES_SEARCH,
+    "tree_search": TREE_SEARCH,
+    "python_search": PYTHON_SEARCH,
+    "sample": SampleEngine(seconds=PROBE_SECONDS),
+}
+#: The kinds each concrete search answers when asked for by name.
+SEARCH_KINDS = {name: e.kinds for name, e in ENGINES.items() if e.family == "search"}
 #: Names ``engine=`` accepts besides the concrete engines.
 FAMILIES = ("auto", "lattice", "search")
 #: Old names still accepted.
 ALIASES = {"dense": "lattice"}
-
-
-# ------------------------------------------------------------------------------- estimates
-@dataclass(frozen=True)
-class Estimate:
-    """One engine's answer to "what would you cost": ``seconds`` (None: not known before it
-    runs), whether it gives a ``complete`` answer to this request, and how the figure was
-    made or why the engine does not apply (``applies`` False)."""
-
-    engine: str
-    seconds: float | None
-    complete: bool
-    note: str
-    applies: bool = True
-
-    def to_dict(self) -> dict:
-        return {"seconds": self.seconds, "complete": self.complete, "applies": self.applies,
-                "note": self.note}
+#: Every name ``engine=`` (and the CLI's ``--engine``) accepts.
+ENGINE_NAMES = (*FAMILIES, *SEARCH_KINDS, *ALIASES)
 
 
 @dataclass
@@ -195,8 +166,8 @@ def check_engine(engine: str, kind: str) -> str:
         raise OptionError("sampling never certifies and has its own function: "
                           "use sample_patterns(...)")
     name = ALIASES.get(engine, engine)
-    if name not in FAMILIES and name not in SEARCH_KINDS:
-        names = ", ".join(repr(e) for e in (*FAMILIES, *SEARCH_KINDS, *ALIASES))
+    if name not in ENGINE_NAMES:
+        names = ", ".join(repr(e) for e in ENGINE_NAMES)
         raise OptionError(f"unknown engine {engine!r} (expected one of {names})")
     if kind == "minimal" and name not in ("auto", "lattice"):
         raise SpecError(
@@ -208,386 +179,46 @@ def check_engine(engine: str, kind: str) -> str:
     return name
 
 
-def _lattice_query(request: Request) -> LatticeQuery:
-    """The lattice's query for a request (the listing and summaries as the kind asks)."""
-    kind, k, by_div = request.kind, request.k, request.rank_by == "divergence"
-    if kind == "certify":
-        return LatticeQuery(deltas=(request.delta,), k_top=1, min_support=request.min_support)
-    return LatticeQuery(
-        deltas=(request.delta,), min_support=request.min_support,
-        listing=kind == "all" and (not request.count_only or request.out is not None),
-        k_top=k if kind == "topk" and not by_div else 0,
-        k_div=k if kind == "topk" and by_div else 0,
-        pareto=kind == "pareto", summaries=kind in ("maximal", "minimal"))
+def lists_all(name: str) -> bool:
+    """Whether the concrete engine ``name`` (a result's ``stats["engine"]``; a family name is
+    not one) scores every
+    pattern in one pass, so that a count next to its answer is cheap.
+
+    Examples
+    --------
+    >>> lists_all("lattice"), lists_all("tree_search"), lists_all("search")
+    (True, False, False)
+    """
+    return name in ENGINES and ENGINES[name].lists_all
 
 
-def _workers(request: Request, chunks: int) -> int:
-    if request.executor is not None:
-        return max(1, chunks)  # unknown; the executor's own
-    return max(1, min(request.n_jobs, chunks))
+def is_sampler(engine: str) -> bool:
+    """Whether ``engine`` names the sampling miner (the CLI's ``patterns --engine sample``,
+    :func:`pcfair.sample_patterns`), which never certifies and is no ``engine=`` of the exact
+    queries.
+
+    Examples
+    --------
+    >>> is_sampler("sample"), is_sampler("auto")
+    (True, False)
+    """
+    return engine in ENGINES and ENGINES[engine].family == "sample"
 
 
-def _plan(problem: Problem, request: Request) -> tuple[LatticePlan | None, str]:
-    """The lattice's plan, or None and why (one chunk does not fit ``max_bytes``)."""
-    try:
-        return make_plan(problem.pc, problem.d, problem.fav, problem.sens,
-                         request.max_bytes), ""
-    except LatticeTooLarge as exc:
-        return None, str(exc)
-
-
-def _chunking(problem: Problem, request: Request, plan: LatticePlan, seconds: float
-              ) -> tuple[ScanCost, int]:
-    """The scan's cost model (a probe of about ``seconds``) and the chunks that make each
-    about :data:`CHUNK_SECONDS` (never fewer than the plan's; at most 100,000)."""
-    pc = problem.pc
-    log_z = log_normalizer(float(pc.log_marginal(None)[0]))
-    cost = probe_cost(pc, plan, _lattice_query(request), log_z, seconds=seconds)
-    chunks = max(plan.num_chunks, cost.chunks_for(plan.num_points, CHUNK_SECONDS))
-    return cost, min(chunks, MAX_CHUNKS)
-
-
-def estimate_lattice(problem: Problem, request: Request, plan: LatticePlan | None = None,
-                     why: str = "") -> tuple[Estimate, LatticePlan | None, int]:
-    """The lattice's estimate for ``request`` (a probe of :data:`LATTICE_PROBE_SECONDS`), its
-    plan (``plan`` if given, else made; None where a chunk does not fit ``max_bytes``, with
-    ``why``) and the chunks a run should use."""
-    if plan is None and not why:
-        plan, why = _plan(problem, request)
-    if plan is None:
-        return Estimate("lattice", None, True, why, applies=False), None, 1
-    left = request.time_left()
-    probe = LATTICE_PROBE_SECONDS if left is None else min(LATTICE_PROBE_SECONDS, left / 5)
-    cost, chunks = _chunking(problem, request, plan, probe)
-    one = cost.seconds(plan.num_points, chunks)
-    workers = _workers(request, chunks)
-    seconds = one / workers + (POOL_START_SECONDS if workers > 1 else 0.0)
-    note = (f"{plan.num_points:,} patterns at {plan.num_points / one:,.0f} a second in "
-            f"{chunks:,} chunk(s) (probe)" + (f" on {workers} processes" if workers > 1 else ""))
-    if request.kind in ("maximal", "minimal"):
-        seconds *= 1.5  # the closures and a second pass for the summaries' scores
-    floor = probability_floor(problem.pc)
-    if floor:
-        low = power_of_ten_text(log_smallest_probability(problem.pc) / math.log(10), 2)
-        note += (f"; incomplete: patterns with P(x,y) < {floor:g} are left out (the model's "
-                 f"probabilities go down to {low})")
-    return Estimate("lattice", seconds, not floor, note), plan, chunks
-
-
-# ---------------------------------------------------------------------------- the searches
 def search_engine(problem: Problem, request: Request) -> tuple[str | None, str]:
     """The concrete branch and bound ``engine="search"`` runs for this request (None where
-    none applies), and why the others do not."""
-    opts = request.search_options
+    none applies), and why the others do not: the first search of the table that can run
+    it (``SearchOptions(compiled=False)`` leaves the compiled ones out)."""
     why = []
-    kind = request.kind if request.kind != "maximal" else "all"
-    if opts.compiled and kind in SEARCH_KINDS["naive_bayes_search"]:
-        for compiled in ("naive_bayes_search", "tree_search"):
-            if _compiled_applies(compiled, problem, opts):
-                return compiled, ""
-        why.append("not naive Bayes or a decision-rooted tree (no compiled search)")
-    reason = _python_search_refusal(problem, request)
-    if reason is None:
-        return "python_search", ""
-    return None, "; ".join(why + [reason])
-
-
-def _compiled_applies(name: str, problem: Problem, opts) -> bool:
-    """Whether the compiled search ``name`` recognises the circuit and ``opts`` (the bound
-    forced, the naive-Bayes bound switched off) allow it; a naive Bayes is a tree too."""
-    if name == "naive_bayes_search":
-        return (opts.naive_bayes_bound and opts.bound in ("auto", "naive_bayes")
-                and NaiveBayesBound.from_circuit(problem.pc, problem.d, problem.fav)
-                is not None)
-    return (opts.bound in ("auto", "tree")
-            and TreeBound.from_circuit(problem.pc, problem.d, problem.fav) is not None)
-
-
-def _python_search_refusal(problem: Problem, request: Request, *, raise_it: bool = False
-                           ) -> str | None:
-    """Why the Python search cannot run (its bound needs a deterministic,
-    structured-decomposable circuit), or None; with ``raise_it``, the bound's own error (a
-    :class:`~pcfair.errors.StructureError` naming the missing property) is raised instead,
-    for a search asked for by name."""
-    if request.kind not in SEARCH_KINDS["python_search"]:
-        return f"the search does not answer {request.kind!r}"
-    opts = request.search_options
-    try:
-        select_bound(problem.pc, problem.d, problem.fav, opts.bound,
-                     naive_bayes=opts.naive_bayes_bound, share=opts.share_bounds)
-    except PCFairError as exc:
-        if raise_it:
-            raise
-        return f"no search bound applies: {exc}"
-    return None
-
-
-def _runner(name: str):
-    return {"naive_bayes_search": search_naive_bayes, "tree_search": search_tree,
-            "python_search": search}[name]
-
-
-def _search_stats(runs: list[SearchResult], name: str) -> dict:
-    return {"engine": name, "nodes": sum(r.nodes for r in runs),
-            "bound_evaluations": sum(r.bounds for r in runs),
-            "pruned": sum(r.pruned for r in runs), "seconds": sum(r.seconds for r in runs),
-            "bound": runs[0].bound if runs else ""}
-
-
-def _run_split(name: str, problem: Problem, request: Request, mode: str) -> SearchResult:
-    """One search ``mode`` by ``name``, split over processes where the engine can be (the
-    naive-Bayes search runs here: it takes less time than starting workers)."""
-    opts = request.search_options
-    jobs = 1 if name == "naive_bayes_search" else request.n_jobs
-    executor = None if name == "naive_bayes_search" else request.executor
-    return parallel_search(_runner(name), problem.pc, problem.d, problem.fav, problem.sens,
-                           request.delta, n_jobs=jobs, executor=executor, mode=mode,
-                           k=request.k, rank_by=request.rank_by,
-                           time_limit=request.time_left(), progress=request.progress,
-                           min_support=request.min_support, ordering=opts.ordering,
-                           options=opts)
-
-
-def _fit_jobs(request: Request) -> Request:
-    """The request on one process where the time left would not even start a pool of
-    workers (under twice :data:`POOL_START_SECONDS`): the work then gets the whole time."""
-    left = request.time_left()
-    if request.n_jobs > 1 and left is not None and left < 2 * POOL_START_SECONDS:
-        return request.but(n_jobs=1)
-    return request
-
-
-def run_search(name: str, problem: Problem, request: Request) -> EngineResult:
-    """The request by the concrete search ``name``."""
-    request = _fit_jobs(request)
-    kind = request.kind
-    if kind == "maximal":
-        return _search_maximal(name, problem, request)
-    mode = "first" if kind == "certify" else kind
-    res = _run_split(name, problem, request, mode)
-    items = res.patterns
-    if kind == "pareto" and items:
-        keep = pareto_mask(np.abs([it.score for it in items]),
-                           np.array([it.probability for it in items]),
-                           np.ones(len(items), bool))
-        items = [it for it, kept in zip(items, keep) if kept]
-    complete = res.complete or (kind == "certify" and bool(items))
-    return EngineResult("search", items=items, complete=complete,
-                        max_abs=res.best if res.best > 0 else None, max_abs_exact=False,
-                        stats=_search_stats([res], name))
-
-
-def _search_maximal(name: str, problem: Problem, request: Request) -> EngineResult:
-    """Maximal patterns by search: every pattern, then for each one a search of its
-    extensions for another (the Python search's extension mode)."""
-    pc, d, fav = problem.pc, problem.d, problem.fav
-    res = _run_split(name, problem, request, "all")
-    runs, complete = [res], res.complete
-    member = {pattern_key(it.x, it.y) for it in res.patterns}
-    n_features = pc.num_variables - 1
-    items = []
-    deadline = request.deadline
-    for it in res.patterns:
-        if len(it.x) + len(it.y) == n_features:
-            continue  # a complete assignment is never maximal
-        sub = search(pc, d, fav, problem.sens, request.delta, mode="extension",
-                     start=(it.x, it.y), min_support=request.min_support, member=member,
-                     deadline=deadline, progress=False, order=res.order,
-                     options=request.search_options)
-        runs.append(sub)
-        if not sub.complete:
-            complete = False
-            break
-        if not sub.patterns:
-            items.append(it)
-    return EngineResult("search", items=items, complete=complete,
-                        stats=_search_stats(runs, name))
-
-
-def hunt_witness(problem: Problem, request: Request) -> EngineResult:
-    """Look for a witness with the sampling miner until the request's deadline (for
-    :data:`PROBE_SECONDS` without one); complete only with a witness, which settles a
-    certification (its absence says nothing)."""
-    t0 = time.perf_counter()
-    found = sample_search(problem.pc, problem.d, problem.fav, problem.sens, request.delta,
-                          time_limit=(PROBE_SECONDS if request.deadline is None
-                                      else request.time_left()), memo=True, random_state=0,
-                          min_support=request.min_support).found
-    items = found_patterns(found)
-    items.sort(key=lambda it: -abs(it.score))
-    return EngineResult("sample", items=items[:1], complete=bool(items),
-                        max_abs=abs(items[0].score) if items else None,
-                        stats={"engine": "sample", "explored": len(found),
-                               "seconds": time.perf_counter() - t0})
-
-
-# ----------------------------------------------------------------------------- the lattice
-def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = None,
-                chunks: int | None = None) -> EngineResult:
-    """The request by the lattice engine. A certification stops at its first witness chunk
-    unless ``request.exact_max``. ``chunks`` (from an estimate) splits the scan into chunks
-    of about :data:`CHUNK_SECONDS`; without it a scan that may be long is probed for that
-    (:func:`_sizing_chunks`)."""
-    pc, d, fav = problem.pc, problem.d, problem.fav
-    request = _fit_jobs(request)
-    kind = request.kind
-    query = _lattice_query(request)
-    min_chunks = 1
-    if not query.summaries:  # the summaries' bitmap is filled chunk by chunk either way
-        min_chunks = chunks if chunks is not None else _sizing_chunks(problem, request)
-    if plan is not None and min_chunks > plan.num_chunks:
-        plan = None  # re-planned finer by scan
-    handle = sink = None
-    if request.out is not None:
-        if plan is None:
-            plan = make_plan(pc, d, fav, problem.sens, request.max_bytes,
-                             min_chunks=max(min_chunks, 64 if request.n_jobs != 1 else 1))
-        handle = open(request.out, "w", newline="", encoding="utf-8")
-        sink = _csv_sink(handle, pc, plan, request.delta)
-    # chunks whose bound cannot matter are skipped (lattice.chunk_bounds): by the threshold,
-    # or by the k-th best |Δ| for top-k by discrimination; never when the exact max is asked
-    prune = None if request.exact_max else (
-        "topk" if kind == "topk" and request.rank_by != "divergence" else "threshold")
-    try:
-        run = scan(pc, d, fav, problem.sens, query, max_bytes=request.max_bytes,
-                   n_jobs=request.n_jobs, executor=request.executor,
-                   time_limit=request.time_left(), progress=request.progress, sink=sink,
-                   plan=plan, min_chunks=min_chunks,
-                   until_witness=kind == "certify" and not request.exact_max,
-                   handover=0.0 if request.out is not None else HANDOVER_SECONDS,
-                   prune=prune)
-    except BaseException:  # an error or Ctrl-C: the file is not the answer, keep it aside
-        if handle is not None:
-            handle.close()
-            _set_aside(request.out)
-        raise
-    if handle is not None:
-        handle.close()
-    res = run.result
-    stats = {"engine": "lattice", **run.stats, "complete": run.complete,
-             "set_aside": int(res.rare[0])}
-    if kind == "certify":
-        found = int(res.counts[0]) > 0
-        items = (_lattice_items(pc, run.plan, d, fav, res.top[1][:1], res.top[2][:1])
-                 if found else [])
-        # every chunk to its end, every pattern scored (no floor)
-        exact = (run.stats["chunks_done"] == run.stats["chunks"]
-                 and "probability_floor" not in run.stats)
-        return EngineResult("lattice", items=items, complete=run.complete or found,
-                            max_abs=res.best if (exact or found) else None,
-                            max_abs_exact=exact, stats=stats)
-    divergences = None
-    complete = run.complete
-    if kind == "all":
-        count = int(res.counts[0])
-        listing = res.listing
-        left = request.time_left()
-        if left is not None and len(listing[0]) * HANDOVER_SECONDS > left:
-            # the patterns that can still be handed over in time, in index order; the count
-            # keeps every one found, the listing says it is cut
-            keep = int(left / HANDOVER_SECONDS)
-            stats["patterns_not_listed"] = len(listing[0]) - keep
-            listing = tuple(column[:keep] for column in listing)
-            complete = False
-        items, divergences = ([], None) if request.count_only or request.out is not None \
-            else _listed_items(run.plan, listing)
-    else:
-        if kind == "topk":
-            by_div = request.rank_by == "divergence"
-            heap = res.div[0] if by_div else res.top
-            idx, scores = heap[1], heap[2]
-            divergences = heap[0] if by_div else None
-        elif kind == "pareto":
-            front = final_front(res.fronts[0])
-            idx, scores = front[2], front[3]
-        else:
-            idx, scores = summary_patterns(pc, run, kind, query, n_jobs=request.n_jobs,
-                                           executor=request.executor,
-                                           scores=not request.count_only)
-        count = len(idx)
-        items = [] if request.count_only and kind != "topk" else \
-            _lattice_items(pc, run.plan, d, fav, idx, scores)
-    # a skipped chunk's patterns are at most the threshold: the best is exact when the scan
-    # kept a pattern above it (or skipped nothing), else only a lower bound
-    exact = run.complete and (not run.stats["chunks_pruned"] or prune == "topk" or count > 0)
-    if "probability_floor" in stats:
-        # the scan's divergences sum masses that may lie below its floor: the hand-over
-        # computes those of the patterns it keeps from log-space queries instead
-        divergences = None
-    return EngineResult("lattice", items=items, complete=complete, count=count,
-                        divergences=divergences, max_abs=res.best if run.complete else None,
-                        max_abs_exact=exact, stats=stats)
-
-
-def _sizing_chunks(problem: Problem, request: Request) -> int:
-    """The chunks of a lattice run asked for by name: from a 0.1 s probe where the scan may
-    be long enough for its chunking to matter (over :data:`SIZING_POINTS` patterns or
-    :data:`SIZING_ROWS` rows of tables, i.e. marginal queries), else 1."""
-    plan = make_plan(problem.pc, problem.d, problem.fav, problem.sens, request.max_bytes)
-    if plan.num_points <= SIZING_POINTS and plan.chunk_rows() * plan.num_chunks <= SIZING_ROWS:
-        return 1
-    return _chunking(problem, request, plan, 0.1)[1]
-
-
-def _lattice_items(pc: Circuit, plan: LatticePlan, d: int, fav: int, idx, scores) -> list:
-    """Index-form patterns at global lattice indices, with the scores that selected them in
-    the scan and their probabilities from queries."""
-    pairs = [plan.decode(int(i)) for i in idx]
-    if not pairs:
-        return []
-    m = pattern_marginals(pc, d, fav, pairs)
-    return [ScoredPattern(x, y, float(s), float(p), float(lp))
-            for (x, y), s, p, lp in zip(pairs, scores, m.p_xy, m.log_p_xy)]
-
-
-def _listed_items(plan: LatticePlan, listing: tuple) -> tuple[list, np.ndarray]:
-    """Index-form patterns and divergences of a scan's listing (index, Δ, P(x, y),
-    divergence arrays)."""
-    with np.errstate(divide="ignore"):
-        logs = np.log(np.asarray(listing[2], float))
-    items = [ScoredPattern(*plan.decode(int(i)), float(s), float(p), float(lp))
-             for i, s, p, lp in zip(listing[0], listing[1], listing[2], logs)]
-    return items, np.asarray(listing[3], float)
-
-
-def _set_aside(out) -> None:
-    """Rename an unfinished CSV of patterns to ``NAME.partial`` and say so (the rows written
-    are real patterns, but not all of them)."""
-    partial = f"{out}.partial"
-    os.replace(out, partial)
-    print(f"pcfair: the run stopped before its end; the patterns written so far are in "
-          f"{partial}", file=sys.stderr, flush=True)
-
-
-def _csv_sink(handle, pc: Circuit, plan: LatticePlan, delta: float):
-    """A scan sink writing each chunk's listing as CSV rows (header first); the divergences
-    are the scan's, or from log-space queries where the scan has a floor (see
-    :func:`run_lattice`)."""
-    writer = csv.writer(handle)
-    writer.writerow(["x", "y", "score", "probability", "divergence"])
-    floored = probability_floor(pc) > 0
-
-    def sink(listing: tuple) -> None:
-        items, divs = _listed_items(plan, listing)
-        for p in readable_patterns(pc, plan.decision, plan.favorable, items, delta,
-                                   None if floored else divs):
-            writer.writerow([", ".join(f"{a}={b}" for a, b in p.x.items()),
-                             ", ".join(f"{a}={b}" for a, b in p.y.items()),
-                             repr(p.score), repr(p.probability), repr(p.divergence)])
-
-    return sink
-
-
-# ------------------------------------------------------------------------------- the table
-#: The concrete engines: ``ENGINES[name](problem, request)`` answers the request with an
-#: :class:`~pcfair.patterns.results.EngineResult` (``"sample"`` only hunts witnesses).
-ENGINES: dict[str, Callable[[Problem, Request], EngineResult]] = {
-    "lattice": run_lattice,
-    "naive_bayes_search": partial(run_search, "naive_bayes_search"),
-    "tree_search": partial(run_search, "tree_search"),
-    "python_search": partial(run_search, "python_search"),
-    "sample": hunt_witness,
-}
+    for name, adapter in ENGINES.items():
+        if adapter.family != "search" or (adapter.compiled
+                                          and not request.search_options.compiled):
+            continue
+        ok = adapter.can_run(problem, request)
+        if ok is True:
+            return name, ""
+        why.append(f"{name}: {ok}")
+    return None, "; ".join(why)
 
 
 def answer(problem: Problem, request: Request) -> EngineResult:
@@ -637,17 +268,37 @@ def _answer(problem: Problem, request: Request) -> EngineResult:
     if name == "search":
         name, why = search_engine(problem, request)
         if name is None:
-            _python_search_refusal(problem, request, raise_it=True)
+            if request.kind in PYTHON_SEARCH.kinds:
+                PYTHON_SEARCH.require(problem, request)  # the bound's own error
             raise SpecError(f"no branch-and-bound search applies: {why}; use "
                             "engine='lattice'")
-    elif name == "python_search":
-        _python_search_refusal(problem, request, raise_it=True)
-    elif name != "lattice" and not _compiled_applies(name, problem, request.search_options):
-        raise SpecError(f"engine {name!r} does not apply: the circuit is not one it "
-                        "recognises (or SearchOptions forces another bound)")
-    res = ENGINES[name](problem, request)
+    else:
+        ENGINES[name].require(problem, request)
+    res = ENGINES[name].run(problem, request)
     res.stats["choice"] = Choice(name, f"engine={request.engine!r} was asked for", {}).to_dict()
     return res
+
+
+def census(problem: Problem, request: Request, deltas: tuple[float, ...], ks: tuple[int, ...],
+           summaries: bool) -> tuple[list[dict], dict]:
+    """The rows of :func:`pcfair.pattern_census` and its frame's attributes (``engine``: the
+    concrete engine that counted): one pass of the lattice for ``"auto"`` and ``"lattice"``;
+    by searches (:func:`~._search_engine.search_census`) for ``"search"`` or a concrete search,
+    and for ``"auto"`` where one chunk of the lattice does not fit ``max_bytes``."""
+    name = request.engine
+    lattice = ENGINES["lattice"]
+    if name == "lattice" or (name == "auto" and lattice.can_run(problem, request) is True):
+        return lattice.census(problem, request, deltas, ks, summaries)
+    return search_census(problem, request.but(engine="search" if name == "auto" else name),
+                         deltas, ks, summaries, answer)
+
+
+def sample_listing(problem: Problem, request: Request, max_points: int, rng) -> tuple:
+    """A uniform random sample of at most ``max_points`` patterns of ``request.delta`` from
+    the lattice's listing (a report's front of a set too large to list): their ``P(x, y)``,
+    their ``|Δ|``, the number of patterns and whether the scan finished
+    (:func:`~._lattice_engine.listing_sample`)."""
+    return ENGINES["lattice"].listing_sample(problem, request, max_points, rng)
 
 
 @dataclass
@@ -668,7 +319,7 @@ def _probe(name: str, problem: Problem, request: Request, seconds: float, what: 
     """Run the search ``name`` for at most ``seconds`` (no bar): its result, its estimate
     (the time it took where it finished, else unknown) and a phrase for the reason."""
     t1 = time.perf_counter()
-    res = run_search(name, problem, request.within(seconds).but(progress=False))
+    res = ENGINES[name].run(problem, request.within(seconds).but(progress=False))
     spent = time.perf_counter() - t1
     nodes = res.stats["nodes"]
     if not res.complete:
@@ -711,7 +362,8 @@ def decide(problem: Problem, request: Request, probe_cap: float | None = None) -
     result."""
     name, why = search_engine(problem, request)
     estimates: dict = {}
-    plan, unfit = _plan(problem, request)
+    lattice = ENGINES["lattice"]
+    plan, unfit = lattice.plan(problem, request)
     probed = None  # the search's latest unfinished run: kept if the time runs out later
     if (name is not None and request.out is None
             and (plan is None or plan.num_points > GLANCE_POINTS)):
@@ -725,7 +377,7 @@ def decide(problem: Problem, request: Request, probe_cap: float | None = None) -
             return _Decision(Choice(name, f"{reason}, before any estimate", estimates), lat,
                              plan, answered=res)
         probed = res
-    lat, plan, chunks = estimate_lattice(problem, request, plan, unfit)
+    lat, plan, chunks = lattice.estimate_planned(problem, request, plan, unfit)
     estimates["lattice"] = lat
 
     def decision(engine: str, reason: str, answered: EngineResult | None = None) -> _Decision:
@@ -744,7 +396,7 @@ def decide(problem: Problem, request: Request, probe_cap: float | None = None) -
     if name is None:
         estimates["search"] = Estimate("search", None, False, why, applies=False)
         if request.kind == "certify" and probe > 0:
-            hunt = hunt_witness(problem, request.within(probe))
+            hunt = ENGINES["sample"].run(problem, request.within(probe))
             if hunt.items:
                 return decision("sample", f"the sampler found a witness in its {probe:.2g} s "
                                           "hunt (no search applies)", hunt)
@@ -784,10 +436,10 @@ def choose(problem: Problem, request: Request) -> EngineResult:
         if chosen == "lattice":
             lat = dec.lattice
             _announce("lattice", lat.seconds, request, lat.note)
-            res = run_lattice(problem, request, plan=dec.plan, chunks=dec.chunks)
+            res = ENGINES["lattice"].run(problem, request, plan=dec.plan, chunks=dec.chunks)
         else:
             _announce(chosen, None, request, dec.choice.reason)
-            res = ENGINES[chosen](problem, request)
+            res = ENGINES[chosen].run(problem, request)
             probe = dec.probe
             if probe is not None and not res.complete and \
                     probe.stats["nodes"] > res.stats["nodes"]:

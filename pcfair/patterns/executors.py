@@ -53,6 +53,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from pcfair._clock import check_time_limit, deadline_from
 from pcfair._progress import progress_bar
 from pcfair.errors import OptionError, ResourceCappedWarning
 
@@ -109,36 +110,6 @@ class ChunkRun:
     backend: str
 
 
-def deadline_from(time_limit: float | None) -> float | None:
-    """The absolute wall-clock deadline (a :func:`time.time` value) ``time_limit`` seconds from now.
-
-    ``time.time()`` values compare across processes and machines with synchronised clocks, so
-    a caller can pass this deadline into its tasks (which stop at it and return what they have)
-    and the same ``time_limit`` to :func:`map_chunks` (which stops waiting at it).
-
-    Parameters
-    ----------
-    time_limit : float or None
-        Seconds from now; None means no limit.
-
-    Returns
-    -------
-    float or None
-        ``time.time() + time_limit``, or None when ``time_limit`` is None.
-
-    Examples
-    --------
-    >>> import time
-    >>> deadline_from(None) is None
-    True
-    >>> 9.0 < deadline_from(10.0) - time.time() <= 10.0
-    True
-    """
-    if time_limit is None:
-        return None
-    return time.time() + check_time_limit(time_limit)
-
-
 def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callable[[int, Any], Any],
                *, executor: Any = None, n_jobs: int = 1, time_limit: float | None = None,
                progress: bool | None = None, desc: str = "chunks") -> ChunkRun:
@@ -176,10 +147,13 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
         Local processes when ``executor`` is None; ``-1`` is every core. Ignored when an
         ``executor`` is given (the executor decides how many tasks run at once).
     time_limit : float, optional
-        Seconds of wall-clock time, counted from this call. At the deadline the call stops
-        waiting, cancels the pending tasks and returns ``complete=False``. In this process the
-        check falls between tasks, so a task that runs on finishes first; tasks that accept a
-        deadline should get ``deadline_from(time_limit)`` to stop at the same moment.
+        Seconds of wall-clock time, counted from this call (pcfair's one rule,
+        :func:`pcfair._clock.check_time_limit`: a finite number ``>= 0``, 0 an immediate
+        deadline). At the deadline the call stops waiting, cancels the pending tasks and
+        returns ``complete=False``. In this process the check falls between tasks, so a task
+        that runs on finishes first; tasks that accept a deadline should get
+        ``deadline_from(time_limit)`` (:func:`pcfair._clock.deadline_from`) to stop at the
+        same moment.
     progress : bool, optional
         Show a progress bar over the chunks (with an ETA) on stderr. None (default) shows it
         when stderr is a terminal.
@@ -199,8 +173,9 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
     ImportError
         A Dask scheduler address was given but ``distributed`` is not installed
         (``pip install pcfair[distributed]``).
-    ValueError
-        ``n_jobs`` or ``time_limit`` is out of range.
+    OptionError
+        ``n_jobs`` (:func:`resolve_n_jobs`) or ``time_limit``
+        (:func:`pcfair._clock.check_time_limit`) is out of range; a :class:`ValueError`.
 
     Notes
     -----
@@ -498,17 +473,6 @@ def _check_tasks(tasks: Any) -> list[tuple]:
                             f"(write a single argument x as (x,))")
         out.append(tuple(task))
     return out
-
-
-def check_time_limit(time_limit: Any) -> float:
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)):
-        try:
-            time_limit = float(time_limit)
-        except (TypeError, ValueError):
-            raise OptionError(f"time_limit must be a number of seconds, not {time_limit!r}") from None
-    if not time_limit >= 0:  # also NaN
-        raise OptionError(f"time_limit must be a number of seconds >= 0, not {time_limit!r}")
-    return float(time_limit)
 
 
 def resolve_n_jobs(n_jobs: Any) -> int:

@@ -766,7 +766,7 @@ def probability_floor(circuit: Circuit) -> float:
     ``P(δ, y)``, hence its Δ, within a relative ``1e-21`` of the values in exact arithmetic (on
     top of the rounding of case (a)); those below are the ones left out. Its divergence also
     reads ``P(δ, y, ¬x)``, which may lie below the floor: a scan with a floor is incomplete,
-    and :func:`pcfair.patterns.engines.run_lattice` computes the divergences it reports
+    and :func:`pcfair.patterns._lattice_engine.run_lattice` computes the divergences it reports
     from log-space queries.
 
     Proof. An entry is the normalised marginal of an event that fixes every variable but the

@@ -179,7 +179,7 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     tables). ``deadline`` (a :func:`time.time` value) overrides ``time_limit``.
     ``best_first``: visit a top-k node's children by decreasing score.
     """
-    check_request(mode, rank_by, k)
+    check_request(mode)
     if not isinstance(nb, NaiveBayesTables):
         raise TypeError("nb_search needs NaiveBayesTables.from_circuit(...) (the bound's "
                         "log-odds alone do not give P(x, y))")

@@ -30,6 +30,7 @@ from pcfair.errors import OptionError
 from pcfair.inference.gradients import GradientPlan, SoftmaxParameters, structure_key
 from pcfair.patterns._arguments import RANKS, resolve_problem
 from pcfair.patterns.api import certify, find_patterns
+from pcfair.patterns.engines import lists_all
 from pcfair.patterns.results import Certificate, Pattern, PatternSet
 from pcfair.patterns.scores import pattern_evidence
 
@@ -287,10 +288,11 @@ class DiscriminationOracle:
                               _scores=PatternScores(params, d, fav, [(x, y)]))
             for p, (x, y) in zip(violations, index_form)]
         count = None
-        if self.count_patterns and found.engine == "lattice":
+        answered_by = found.stats.get("engine", found.engine)
+        if self.count_patterns and lists_all(answered_by):
             count = find_patterns(circuit, self.decision, self.sensitive, self.delta,
-                                  favorable=self.favorable, engine="lattice", count_only=True,
-                                  max_bytes=self.max_bytes).count
+                                  favorable=self.favorable, engine=answered_by,
+                                  count_only=True, max_bytes=self.max_bytes).count
         fair = False if constraints else certificate.fair
         return OracleResult(fair=fair, certificate=certificate, patterns=found,
                             constraints=constraints, parameters=params, theta=theta,

@@ -19,10 +19,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pcfair._clock import deadline_from, seconds_left
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import from_dict, to_dict
 from pcfair.errors import OptionError
-from pcfair.patterns.executors import deadline_from, map_chunks, resolve_n_jobs
+from pcfair.patterns.executors import map_chunks
 from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.search_types import SearchResult, pattern_key, search_order
 
@@ -63,12 +64,15 @@ def merge_patterns(circuit: Circuit, d: int, fav: int, parts: list[SearchResult]
 def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensitive: list[int],
                     delta: float, *, n_jobs: int = 1, mode: str = "all", k: int = 10,
                     rank_by: str = "discrimination", time_limit: float | None = None,
-                    progress: bool | None = None, executor=None, min_support: float = 0.0,
-                    ordering: str = "auto", **options) -> SearchResult:
+                    deadline: float | None = None, progress: bool | None = None,
+                    executor=None, min_support: float = 0.0, ordering: str = "auto",
+                    **options) -> SearchResult:
     """The search ``runner`` (:func:`pcfair.patterns.search.search` or a compiled search that
-    takes a ``partition``) split into disjoint shares run on ``n_jobs`` local processes
-    (``-1``: every core) or on ``executor`` (see :func:`pcfair.patterns.executors.map_chunks`);
-    ``options`` are passed to every share as they are.
+    takes a ``partition``) split into disjoint shares run on ``n_jobs`` local processes or on
+    ``executor`` (see :func:`pcfair.patterns.executors.map_chunks`); ``options`` are passed to
+    every share as they are. The arguments are taken as the API checked them
+    (:func:`pcfair.patterns._arguments.resolve_request`): ``n_jobs`` is a process count as
+    :func:`~pcfair.patterns.executors.resolve_n_jobs` gives it (1: this process).
 
     Every share walks the few nodes above a split depth (chosen so there are at least 16
     subtrees per worker) and then only the subtrees that hash to it, so the shares are disjoint
@@ -79,20 +83,21 @@ def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensit
     that take longer than that. Which search runs is the engine table's choice
     (:mod:`pcfair.patterns.engines`).
 
-    ``time_limit`` is a wall-clock bound from this call, starting the workers included: at the
-    deadline the shares stop themselves and report what they have (the run waits a grace of
-    5% of the limit, at most a second, for those reports, then stops waiting), and the result
-    is marked incomplete (a search cut short never says "fair"). Scripts need the
+    ``deadline`` (a :func:`time.time` value, the one clock of every engine; it overrides
+    ``time_limit``, seconds from this call) bounds the run, starting the workers included: at
+    the deadline the shares stop themselves and report what they have (the run waits a grace
+    of 5% of the time left, at most a second, for those reports, then stops waiting), and the
+    result is marked incomplete (a search cut short never says "fair"). Scripts need the
     ``if __name__ == "__main__":`` guard (module docstring).
     """
     if mode == "extension":
         raise OptionError("the extension mode is not split across processes")
-    deadline = deadline_from(time_limit)
+    deadline = deadline_from(time_limit, deadline)
     kwargs = {"mode": mode, "k": k, "rank_by": rank_by, "min_support": min_support, **options}
-    workers = resolve_n_jobs(n_jobs) if executor is None else 2
+    workers = n_jobs if executor is None else 2
     order = search_order(circuit, d, fav, sensitive, ordering)
     if workers <= 1 and executor is None:
-        return runner(circuit, d, fav, sensitive, delta, time_limit=time_limit,
+        return runner(circuit, d, fav, sensitive, delta, deadline=deadline,
                       progress=progress, order=order, **kwargs)
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         # a spawned worker re-running a script without the guard: end it quietly (no
@@ -118,7 +123,8 @@ def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensit
 
     # the shares stop themselves at the deadline and return what they have: wait a short
     # grace beyond it for those partial results (their node counts, their patterns)
-    grace = None if time_limit is None else time_limit + min(1.0, 0.05 * float(time_limit))
+    left = seconds_left(deadline)
+    grace = None if left is None else left + min(1.0, 0.05 * left)
     run = map_chunks(_share, tasks, collect, executor=executor, n_jobs=workers,
                      time_limit=grace, progress=progress, desc="search shares")
     res = SearchResult(order=order, bound=parts[0].bound if parts else "",

@@ -166,10 +166,28 @@ class PatternSet:
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **kwargs)
 
+    def plot_frame(self, delta: float | None = None) -> pd.DataFrame:
+        """The patterns as :mod:`pcfair.plot` draws them: those with ``|Δ| > delta`` (all
+        when None), with columns ``probability``, ``abs_score`` and ``is_pareto`` (their
+        strict Pareto front, :func:`pcfair.patterns.summaries.pareto_frame`).
+
+        Examples
+        --------
+        >>> ps = PatternSet("all", 0.05, "lattice", True, 2,
+        ...                 [Pattern({"s": 1}, {}, 0.3, 0.2, 0.0),
+        ...                  Pattern({"s": 0}, {}, -0.1, 0.5, 0.0)])
+        >>> ps.plot_frame(delta=0.2).to_dict("list")
+        {'probability': [0.2], 'abs_score': [0.3], 'is_pareto': [True]}
+        """
+        from pcfair.patterns.summaries import pareto_frame
+
+        return pareto_frame([p.probability for p in self.patterns],
+                            [p.abs_score for p in self.patterns], delta)
+
     def plot(self, ax=None, **kwargs):
         """|Δ| against P(x, y) of the patterns, with their strict Pareto front and the
-        threshold (:func:`pcfair.plot.pareto_front`; ``kwargs`` go there); returns the Axes.
-        Needs matplotlib (``pip install pcfair[plot]``)."""
+        threshold (:func:`pcfair.plot.pareto_front` of :meth:`plot_frame`; ``kwargs`` go
+        there); returns the Axes. Needs matplotlib (``pip install pcfair[plot]``)."""
         from pcfair.plot import pareto_front
 
         return pareto_front(self, delta=self.delta, ax=ax, **kwargs)

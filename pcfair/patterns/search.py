@@ -56,12 +56,11 @@ import time
 
 import numpy as np
 
+from pcfair._clock import deadline_from
 from pcfair._progress import progress_bar
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.properties import require_tractable_marginals
-from pcfair.errors import OptionError
 from pcfair.patterns.bounds import select_bound
-from pcfair.patterns.executors import deadline_from
 from pcfair.patterns.results import HANDOVER_SECONDS
 from pcfair.patterns.sampling import found_patterns, sample_search
 from pcfair.patterns.scores import (
@@ -73,7 +72,6 @@ from pcfair.patterns.scores import (
     pattern_marginals,
 )
 from pcfair.patterns.search_types import (
-    MODES,
     SearchOptions,
     SearchResult,
     pattern_key,
@@ -193,20 +191,17 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     certification), ``"topk"`` (the ``k`` best by ``rank_by``: ``"discrimination"`` |Δ| or
     ``"divergence"``), ``"pareto"`` (the strict Pareto front of the patterns, by |Δ| and
     P(x, y)), ``"extension"`` (is some strict extension of ``start`` in ``member``, a set of
-    :func:`pattern_key`: stops at the first). ``start`` begins the search at a pattern
-    (its extensions only). ``progress`` shows a counter of visited nodes (default: when the
-    user can see it, :func:`pcfair._progress.show_progress`). ``deadline`` (a
-    :func:`time.time` value, the clock of every engine) overrides ``time_limit``. This is the
-    search in Python, for
+    :func:`pattern_key`: stops at the first); ``mode``, ``k`` and ``rank_by`` are taken as the
+    API checked them (:func:`pcfair.patterns._arguments.resolve_request`), not checked again.
+    ``start`` begins the search at a pattern (its extensions only). ``progress`` shows a
+    counter of visited nodes (default: when the user can see it,
+    :func:`pcfair._progress.show_progress`). ``deadline`` (a :func:`time.time` value, the
+    clock of every engine) overrides ``time_limit``. This is the search in Python, for
     every bound and mode; the engine table (:mod:`pcfair.patterns.engines`) runs a compiled
     search instead where one applies (``options.compiled``).
     ``partition = (w, n, depth)``: explore only the subtrees below ``depth`` whose node hashes
     to ``w`` modulo ``n`` (one worker's share; see :func:`pcfair.patterns.parallel.parallel_search`).
     """
-    if mode not in MODES:
-        raise OptionError(f"mode must be one of {MODES}, not {mode!r}")
-    if rank_by not in ("discrimination", "divergence"):
-        raise OptionError(f"rank_by must be 'discrimination' or 'divergence', not {rank_by!r}")
     require_tractable_marginals(circuit)
     bound = select_bound(circuit, d, fav, options.bound, naive_bayes=options.naive_bayes_bound,
                          assume_deterministic=assume_deterministic, share=options.share_bounds)
@@ -218,8 +213,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
     order = [v for v in order if v not in x0 and v not in y0]
     res = SearchResult(order=list(order), bound=bound.name)
     t0 = time.perf_counter()
-    if deadline is None and time_limit is not None:
-        deadline = deadline_from(time_limit)
+    deadline = deadline_from(time_limit, deadline)
     divergence_rank = mode == "topk" and rank_by == "divergence"
     log_ms = log_support(min_support)
     top: list[tuple[float, int, tuple]] = []  # min-heap of (key, tie, pattern) for topk

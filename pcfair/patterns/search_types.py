@@ -10,6 +10,7 @@ from here, and none imports another: which one runs is decided by the engine tab
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,30 +18,89 @@ import numpy as np
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
-from pcfair.patterns.bounds import TreeBound
+from pcfair.patterns.bounds import BOUNDS, TreeBound
 from pcfair.patterns.scores import log_normalizer
 
-#: The modes of the branch-and-bound searches.
-MODES = ("all", "first", "topk", "pareto", "extension")
+#: The orderings :func:`search_order` knows.
+ORDERINGS = ("auto", "tree", "influence", "index")
+
+
+def check_choice(value: object, choices: tuple[str, ...], name: str) -> None:
+    """Refuse a ``value`` that is not one of ``choices`` with an
+    :class:`~pcfair.errors.OptionError` naming the option ``name`` and what it accepts (the
+    one wording of every choice of the pattern API).
+
+    Examples
+    --------
+    >>> check_choice("tre", BOUNDS, "bound")
+    Traceback (most recent call last):
+    ...
+    pcfair.errors.OptionError: bound must be one of ('auto', 'quotient', ...), not 'tre'
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise OptionError(f"{name} must be one of {choices}, not {value!r}")
 
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """Switches for the search's improvements (see the module docstring)."""
+    """Switches for the search's improvements (see :mod:`pcfair.patterns.search`), checked
+    when made: the searches below take them as they are.
 
-    # "auto" (the tree order where the circuit is a decision-rooted tree model, else
-    # "influence"), "tree", "influence" or "index" (see search_order)
+    Attributes
+    ----------
+    ordering : str
+        The variable order (:func:`search_order`): ``"auto"`` (the tree order where the
+        circuit is a decision-rooted tree model, else ``"influence"``), ``"tree"``,
+        ``"influence"`` or ``"index"``.
+    share_bounds : bool
+        Compute the bound's ``P(d|y,u)`` extremes once for the siblings that share them.
+    best_first : bool
+        Visit a top-k or Pareto node's children by decreasing score.
+    seed_runs : int
+        Runs of the sampling miner whose patterns pre-fill a top-k (0: off).
+    naive_bayes_bound : bool
+        The coupled bound where the circuit is naive Bayes in the decision.
+    bound : str
+        The pruning bound (:func:`pcfair.patterns.bounds.select_bound`): ``"auto"`` the
+        tightest that applies, or ``"quotient"``, ``"naive_bayes"``, ``"tree"`` forced.
+    compiled : bool
+        Run the compiled search (naive Bayes, tree models) where one applies: the same
+        answers and bound, no per-node Python.
+
+    Raises
+    ------
+    OptionError
+        A field out of range or of the wrong type (the message names it).
+
+    Examples
+    --------
+    >>> SearchOptions(ordering="index", seed_runs=0).bound
+    'auto'
+    >>> SearchOptions(bound="tre")
+    Traceback (most recent call last):
+    ...
+    pcfair.errors.OptionError: bound must be one of ('auto', 'quotient', ...), not 'tre'
+    """
+
     ordering: str = "auto"
     share_bounds: bool = True
     best_first: bool = True
-    seed_runs: int = 20  # sampling-miner runs whose patterns pre-fill a top-k (0: off)
-    naive_bayes_bound: bool = True  # the coupled bound when the circuit is naive Bayes in D
-    # the pruning bound (pcfair.patterns.bounds): "auto" the tightest that applies, or
-    # "quotient", "naive_bayes", "tree" forced
+    seed_runs: int = 20
+    naive_bayes_bound: bool = True
     bound: str = "auto"
-    # run the compiled search (naive Bayes, tree models) where one applies: the same answers
-    # and bound, no per-node Python
     compiled: bool = True
+
+    def __post_init__(self) -> None:
+        check_choice(self.ordering, ORDERINGS, "ordering")
+        check_choice(self.bound, BOUNDS, "bound")
+        for name in ("share_bounds", "best_first", "naive_bayes_bound", "compiled"):
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise OptionError(f"{name} must be True or False, not {value!r}")
+        runs = self.seed_runs
+        if isinstance(runs, (bool, np.bool_)) or not isinstance(runs, numbers.Integral) \
+                or runs < 0:
+            raise OptionError(f"seed_runs must be an integer >= 0 (0: no seeding), not {runs!r}")
 
 
 #: The paper's search: file order, no shared bounds, children in generation order, no seeding,
@@ -93,10 +153,6 @@ def decision_information(circuit: Circuit, d: int, variables: list[int]) -> np.n
     return out
 
 
-#: The orderings :func:`search_order` knows.
-ORDERINGS = ("auto", "tree", "influence", "index")
-
-
 def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
                  ordering: str = "auto") -> list[int]:
     """The variable order of a branch-and-bound search: sensitive variables first (by
@@ -123,8 +179,7 @@ def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
     >>> order[0], sorted(order)
     (1, [1, 2, 3])
     """
-    if ordering not in ORDERINGS:
-        raise OptionError(f"ordering must be one of {ORDERINGS}, not {ordering!r}")
+    check_choice(ordering, ORDERINGS, "ordering")
     sens = sorted(set(sensitive))
     rest = [v for v in range(circuit.num_variables) if v != d and v not in set(sens)]
     if ordering == "index":

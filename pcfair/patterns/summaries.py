@@ -10,16 +10,18 @@ feature. A feature with ``k`` values has states ``0`` (absent), ``1..k`` (in ``y
   lattice engine's chunks fill; the closures and one-step checks run in numba
   (:mod:`pcfair.patterns._lattice_kernels`);
 - Pareto-optimal (strict, Definition 5, with the tie rule of :func:`pareto_mask`): no other
-  discriminating pattern has ``|Δ|`` and probability both at least as large.
+  discriminating pattern has ``|Δ|`` and probability both at least as large;
+  :func:`pareto_frame` flags it among a set of points, for :mod:`pcfair.plot`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns._front_kernels import dominated_sorted
-from pcfair.patterns.scores import PARETO_RTOL
+from pcfair.patterns.scores import PARETO_RTOL, discriminates
 
 
 def summary_word(n_deltas: int) -> np.dtype | None:
@@ -147,6 +149,40 @@ def pareto_mask(abs_score: np.ndarray, prob: np.ndarray, member: np.ndarray,
     window_end = np.searchsorted(-p, -(p * (1.0 - rtol)), side="right").astype(np.int64)
     out[idx[order]] = ~dominated_sorted(a, window_end, rtol)
     return out
+
+
+def pareto_frame(probability, abs_score, delta: float | None = None) -> pd.DataFrame:
+    """The points with ``|Δ| > delta`` (all when None) and their strict Pareto front, as
+    :func:`pcfair.plot.pareto_front` draws them.
+
+    Parameters
+    ----------
+    probability, abs_score : array-like of float
+        ``P(x, y)`` and ``|Δ|`` of each pattern.
+    delta : float, optional
+        Threshold: points that do not discriminate at it (:func:`discriminates`) are left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``probability``, ``abs_score`` and ``is_pareto`` (:func:`pareto_mask` among
+        the points kept), one row per point kept, in the given order.
+
+    Examples
+    --------
+    >>> pareto_frame([0.1, 0.4, 0.3, 0.02], [0.27, 0.25, 0.1, 0.03], delta=0.05)
+       probability  abs_score  is_pareto
+    0          0.1       0.27       True
+    1          0.4       0.25       True
+    2          0.3       0.10      False
+    """
+    prob = np.asarray(probability, float)
+    score = np.asarray(abs_score, float)
+    if delta is not None:
+        keep = discriminates(score, delta)
+        prob, score = prob[keep], score[keep]
+    return pd.DataFrame({"probability": prob, "abs_score": score,
+                         "is_pareto": pareto_mask(score, prob, np.ones(len(prob), bool))})
 
 
 def pareto_candidates(abs_score: np.ndarray, prob: np.ndarray, rtol: float = PARETO_RTOL

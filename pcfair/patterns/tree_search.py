@@ -149,7 +149,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     falls as it grows), which the solver's enumeration cannot, and the plateau of
     near-ties it is for is made of patterns far below any support.
     """
-    check_request(mode, rank_by, k)
+    check_request(mode)
     if deadline is None and time_limit is not None:
         deadline = deadline_from(time_limit)
     if not (ladder and mode == "topk" and rank_by == "discrimination"):

@@ -40,7 +40,9 @@ import numpy as np
 from pcfair._random import check_random_state
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
-from pcfair.inference.posterior import BootstrapPosterior, ParameterCounts, ParameterPosterior
+from pcfair.inference.flows import parameter_counts
+from pcfair.inference.posterior import ParameterPosterior
+from pcfair.learn.bootstrap import BootstrapPosterior
 
 __all__ = ["FairnessProbability", "METHODS", "draw_engine", "fairness_probability",
            "pattern_draws",
@@ -61,7 +63,7 @@ def posterior_of(model, data=None, method: str = "posterior", structure: str = "
     (:class:`~pcfair.inference.posterior.ParameterPosterior`), from the training counts the
     model carries, or from ``data`` (the training rows: a frame or CSV path; raw rows are read
     by the model's recipe). ``method="bootstrap"``: models re-learned with ``structure`` on
-    resamples of ``data`` (:class:`~pcfair.inference.posterior.BootstrapPosterior`; needs
+    resamples of ``data`` (:class:`~pcfair.learn.bootstrap.BootstrapPosterior`; needs
     ``data``), for structure uncertainty too.
 
     Examples
@@ -98,7 +100,7 @@ def posterior_of(model, data=None, method: str = "posterior", structure: str = "
     if (codes < 0).any():
         raise OptionError("the training data must be complete (no missing cells) to give the "
                           "parameter posterior")
-    return ParameterPosterior(pc, ParameterCounts.from_data(pc, codes, alpha))
+    return ParameterPosterior(pc, parameter_counts(pc, codes, alpha))
 
 
 def _check_level(credible: float, draws: int) -> None:

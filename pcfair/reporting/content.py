@@ -206,16 +206,16 @@ def _table(key: str, run, limit: int) -> PatternTable:
                         count=ps.count, complete=ps.complete, engine=ps.engine, limit=limit)
 
 
-def _counts_dense(pc, decision, sensitive, deltas, favorable, time_limit, run_on
+def _counts_dense(pc, decision, sensitive, deltas, favorable, engine, time_limit, run_on
                   ) -> pd.DataFrame:
     from pcfair.patterns import pattern_census
 
     census = pattern_census(pc, decision, sensitive, deltas=deltas, ks=(1,), favorable=favorable,
-                            time_limit=time_limit, **run_on)
+                            engine=engine, time_limit=time_limit, **run_on)
     frame = census[["delta", "patterns", *SUMMARY_KINDS]].copy()
     # False where the lattice left out the patterns below its probability floor
     frame["complete"] = census["complete"].astype(bool)
-    frame["engine"] = "lattice"
+    frame["engine"] = census.attrs["engine"]
     return frame
 
 
@@ -258,20 +258,15 @@ def _counts_by_lattice(pc, decision, sensitive, delta: float, engine: str, kw: d
 def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, time_limit,
                   run_on) -> FrontPoints:
     """A uniform random sample of the discrimination patterns of a set too large to list:
-    read straight from the lattice engine's listing arrays (listing millions of patterns as
-    objects would take minutes)."""
-    from pcfair.patterns._arguments import resolve_problem
-    from pcfair.patterns.lattice import LatticeQuery, scan
+    read straight from the lattice engine's listing arrays by the engine table (listing
+    millions of patterns as objects would take minutes)."""
+    from pcfair.patterns import engines
+    from pcfair.patterns._arguments import resolve_problem, resolve_request
 
     problem = resolve_problem(pc, decision, sensitive, favorable)
-    pc, d, fav, sens = problem.pc, problem.d, problem.fav, problem.sens
-    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(float(delta),), listing=True,
-                                              min_support=run_on["min_support"]),
-               n_jobs=run_on["n_jobs"], executor=run_on["executor"], time_limit=time_limit)
-    _, score, prob, _ = run.result.listing
-    pick = np.sort(rng.choice(len(score), size=min(max_points, len(score)), replace=False))
-    return FrontPoints(prob[pick], np.abs(score[pick]), len(score), run.complete, "lattice",
-                       max_points)
+    request = resolve_request("all", delta, engine="lattice", time_limit=time_limit, **run_on)
+    prob, score, count, complete = engines.sample_listing(problem, request, max_points, rng)
+    return FrontPoints(prob, score, count, complete, "lattice", max_points)
 
 
 def _listed_points(ps, max_points: int) -> FrontPoints:
@@ -395,8 +390,8 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
 
     tables = {key: _table(key, query(key), max_patterns_per_table) for key in TABLES}
     dense = _counts_by_lattice(pc, decision, sensitive, min(all_deltas), engine, kw)
-    counts = (_counts_dense(pc, decision, sensitive, all_deltas, favorable, time_limit, run_on)
-              if dense else None)
+    counts = (_counts_dense(pc, decision, sensitive, all_deltas, favorable, engine, time_limit,
+                            run_on) if dense else None)
     # a dense set too large to list is sampled from the lattice; anything else is listed
     listable = not dense or int(
         counts.loc[counts["delta"] == delta, "patterns"].iloc[0]) <= max_front_points

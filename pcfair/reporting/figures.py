@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from pcfair.patterns.summaries import pareto_frame
 from pcfair.reporting.content import ReportContent
 
 __all__ = ["ReportFigure", "render_figures"]
@@ -36,8 +37,10 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def _frame(prob, score) -> pd.DataFrame:
-    return pd.DataFrame({"probability": prob, "abs_score": score})
+def _front_frame(c: ReportContent) -> pd.DataFrame:
+    """The front figure's points that discriminate at δ, with their strict Pareto front
+    flagged (what :mod:`pcfair.plot` draws)."""
+    return pareto_frame(c.front.probability, c.front.abs_score, c.delta)
 
 
 def _grey_sentence(c: ReportContent) -> str:
@@ -82,7 +85,7 @@ def _front_figure(c: ReportContent, figure_cls) -> ReportFigure:
 
     f = c.front
     fig = figure_cls(figsize=(6.4, 4.4))
-    pareto_front(_frame(f.probability, f.abs_score), delta=c.delta, ax=fig.add_subplot(),
+    pareto_front(_front_frame(c), delta=c.delta, ax=fig.add_subplot(),
                  summary=_summary_sets(c), front=_exact_front(c), max_points=f.max_points,
                  population=f.total, title=f"Discrimination patterns at δ = {c.delta:g}")
     front = ("Red: the Pareto front (no pattern has both a higher |Δ| and a higher "
@@ -104,7 +107,7 @@ def _topk_figure(c: ReportContent, figure_cls) -> ReportFigure | None:
         return None
     f = c.front
     fig = figure_cls(figsize=(6.4, 4.4))
-    score_vs_probability(_frame(f.probability, f.abs_score), highlight=sets, delta=c.delta,
+    score_vs_probability(_front_frame(c), highlight=sets, delta=c.delta,
                          ax=fig.add_subplot(), max_points=f.max_points, population=f.total,
                          title=f"Top-{c.k} patterns at δ = {c.delta:g}")
     caption = (f"The top-{c.k} patterns by discrimination score and by divergence among the "
@@ -118,7 +121,7 @@ def _sampled_figure(c: ReportContent, figure_cls) -> ReportFigure:
     s, f = c.sampled, c.front
     fig = figure_cls(figsize=(11.0, 4.4))
     left, right = fig.subplots(1, 2, sharex=True, sharey=True)
-    pareto_front(_frame(f.probability, f.abs_score), delta=c.delta, ax=left,
+    pareto_front(_front_frame(c), delta=c.delta, ax=left,
                  front=_exact_front(c), max_points=f.max_points, population=f.total,
                  title="exact" if f.complete else f"{f.engine} engine (stopped)")
     pareto_front(s.patterns, delta=c.delta, ax=right, front=s.front, max_points=f.max_points,

@@ -15,7 +15,8 @@ from pcfair.inference.gradients import (
     log_marginal_gradients,
     structure_key,
 )
-from pcfair.learn.parameters import data_flows, fit_parameters
+from pcfair.inference.flows import data_flows
+from pcfair.learn.parameters import fit_parameters
 
 CIRCUITS = Path(__file__).resolve().parents[2] / "circuits"
 H = 1e-6

@@ -7,8 +7,12 @@ from hypothesis import given, settings, strategies as st
 import pcfair
 from pcfair.circuit import CircuitBuilder, Vtree
 from pcfair.circuit.derived import peek
-from pcfair.inference.properties import rightmost_path_primes
-from pcfair.inference.quotient import PairPlan, conditional_bounds, max_quotient
+from pcfair.inference.quotient import (
+    PairPlan,
+    conditional_bounds,
+    max_quotient,
+    rightmost_path_primes,
+)
 from conftest import SHARED_CIRCUITS, requires_shared
 from _pcgen import joint_table, random_mixture, random_psdd, random_vtree
 

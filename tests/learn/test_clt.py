@@ -10,8 +10,9 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 import pcfair
 from pcfair.inference import conditional_bounds
 from pcfair.learn import learn_pc, mutual_information
-from pcfair.learn.clt import conditional_table, learn_tree
+from pcfair.learn.clt import learn_tree
 from pcfair.learn.data import encode_frame
+from pcfair.learn.parameters import conditional_table
 from conftest import requires_data
 
 

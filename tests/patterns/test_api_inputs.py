@@ -46,3 +46,26 @@ def test_both_disparate_impact_forms():
     assert m.disparate_impact_ratio == pytest.approx(1 - m.di)
     assert 0 < m.disparate_impact_ratio <= 1
     assert m.to_dict()["disparate_impact_ratio"] == m.disparate_impact_ratio
+
+
+@pytest.mark.parametrize("engine", ["auto", "search", "lattice"])
+@pytest.mark.parametrize("options, message", [
+    ({"kind": "topk", "rank_by": "size"}, "rank_by must be one of"),
+    ({"kind": "topk", "k": 0}, "k must be at least 1"),
+    ({"kind": "best"}, "kind must be one of"),
+    ({"time_limit": -1}, "time_limit must be a positive number of seconds or 0"),
+    ({"time_limit": "5"}, "time_limit must be a positive number of seconds or 0"),
+    ({"n_jobs": 0}, "n_jobs must be a positive integer or -1"),
+])
+def test_options_are_checked_once_at_the_edge_whatever_the_engine(engine, options, message):
+    """The API checks what is asked before any engine runs (issue 37, item 2): the same
+    refusal for every engine, since none checks again."""
+    with pytest.raises(pcfair.OptionError, match=message):
+        pcfair.find_patterns(COMPAS, D, S, 0.05, engine=engine, **options)
+
+
+def test_a_time_limit_of_zero_is_an_immediate_deadline():
+    found = pcfair.find_patterns(COMPAS, D, S, 0.05, engine="search", time_limit=0)
+    assert not found.complete
+    cert = pcfair.certify(COMPAS, D, S, 0.9, engine="search", time_limit=0)
+    assert cert.fair is None and not cert.complete

@@ -330,7 +330,7 @@ def test_probe_cost_model():
 def test_an_interrupted_csv_is_set_aside(tmp_path, monkeypatch, capsys):
     """Ctrl-C (or an error) while patterns stream to ``out=`` leaves ``NAME.partial``, not a
     file that looks finished."""
-    import pcfair.patterns.engines as engines
+    import pcfair.patterns._lattice_engine as lattice_engine
 
     sens = ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
 
@@ -338,7 +338,7 @@ def test_an_interrupted_csv_is_set_aside(tmp_path, monkeypatch, capsys):
         kwargs["sink"]((np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(engines, "scan", interrupted)
+    monkeypatch.setattr(lattice_engine, "scan", interrupted)
     path = tmp_path / "all.csv"
     with pytest.raises(KeyboardInterrupt):
         pcfair.find_patterns(pcfair.load(COMPAS), "ScoreText_", sens, 0.05, engine="lattice",

@@ -83,6 +83,26 @@ def test_worker_deadline_is_wall_clock(compas):
         compas, DECISION, SENSITIVE, 0.05, engine="search").count
 
 
+def test_one_deadline_reaches_the_runner(compas):
+    """``deadline`` (the request's, a ``time.time()`` value) overrides ``time_limit`` and is
+    handed to the runner as it is: no conversion back to seconds on one process."""
+    d, sens = _indices(compas)
+    seen = []
+
+    def runner(*args, **kwargs):
+        seen.append(kwargs)
+        return SearchResult()
+
+    end = time.time() + 123.0
+    parallel_search(runner, compas, d, 1, sens, 0.05, n_jobs=1, time_limit=5.0, deadline=end)
+    assert seen[0]["deadline"] == end and "time_limit" not in seen[0]
+    parallel_search(runner, compas, d, 1, sens, 0.05, n_jobs=1, time_limit=5.0)
+    assert 4.0 < seen[1]["deadline"] - time.time() <= 5.0
+    past = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=1, time_limit=600,
+                           deadline=time.time() - 1.0)
+    assert not past.complete and not past.patterns
+
+
 def test_parallel_matches_serial_and_first_stops_early(compas):
     d, sens = _indices(compas)
     serial = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=1)

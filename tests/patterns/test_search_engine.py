@@ -265,3 +265,45 @@ def test_auto_says_which_engine_and_why(n_features, structure):
         assert searched and (choice["engine"] != "lattice") == (searched[0]["seconds"]
                                                                is not None)
     assert cert.stats["engine"] == choice["engine"] and cert.fair is not None
+
+
+# --- the census through the engine table ----------------------------------------------------
+
+CENSUS_DELTAS = (0.0, 0.02, 0.05, 0.1)
+CENSUS_COLUMNS = ["patterns", "pareto", "top1_abs_score", "top3_abs_score", "top1_divergence",
+                  "top3_divergence"]
+
+
+@pytest.mark.parametrize("kind,seed", [("clt", 3), ("nb", 5), ("psdd", 2)])
+def test_census_answers_by_the_search_where_the_lattice_cannot_hold_the_model(kind, seed):
+    """``pattern_census`` with a chunk budget the lattice cannot meet answers by the search
+    (``engine="auto"``), with the lattice's counts, top-k and Pareto columns; the maximal
+    counts where the search gives them, the minimal ones (the lattice's only) None."""
+    pc = model(kind, seed, [2, 3, 2])
+    args = (pc, "x0", ["x1", "x2"])
+    lattice = pcfair.pattern_census(*args, deltas=CENSUS_DELTAS, ks=(1, 3))
+    with pytest.raises(pcfair.LatticeTooLarge):
+        pcfair.pattern_census(*args, deltas=CENSUS_DELTAS, ks=(1, 3), engine="lattice",
+                              max_bytes=1_000)
+    for engine in ("auto", "search"):
+        search = pcfair.pattern_census(*args, deltas=CENSUS_DELTAS, ks=(1, 3), engine=engine,
+                                       max_bytes=1_000)
+        assert search.attrs["engine"] != "lattice" and lattice.attrs["engine"] == "lattice"
+        assert search["complete"].all() and lattice["complete"].all()
+        assert search["delta"].tolist() == list(CENSUS_DELTAS)
+        assert search["patterns"].tolist() == lattice["patterns"].tolist()
+        assert search["set_aside"].tolist() == lattice["set_aside"].tolist()
+        pd.testing.assert_frame_equal(search[CENSUS_COLUMNS], lattice[CENSUS_COLUMNS],
+                                      check_dtype=False, atol=1e-9, rtol=1e-7)
+        assert search["minimal"].isna().all()
+        assert search["maximal"].tolist() == lattice["maximal"].tolist()
+
+
+def test_census_by_a_search_stopped_by_its_time_limit_is_incomplete():
+    """A census whose searches stop at the deadline says ``complete=False`` on every row it
+    could not finish, and never counts more patterns than there are."""
+    pc = learned_clt(1, [2] + [4] * 12)  # about 10^9 patterns: far more than 0.05 s lists
+    census = pcfair.pattern_census(pc, "x0", ["x1", "x2"], deltas=(0.0, 0.1), ks=(1,),
+                                   engine="search", time_limit=0.05)
+    assert not census["complete"].any()
+    assert census["patterns"].iloc[0] >= census["patterns"].iloc[1]

@@ -15,6 +15,7 @@ import pcfair
 from pcfair.circuit import CircuitBuilder
 from pcfair.cli import main
 from pcfair.errors import FormatError, OptionError
+from pcfair.inference.flows import parameter_counts
 from pcfair.inference.posterior import ParameterCounts, ParameterPosterior
 from pcfair.learn import learn_pc
 from pcfair.patterns.results import Pattern
@@ -33,7 +34,7 @@ def _independent(n1: int, n0: int, alpha: float):
     b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
     pc = b.build(b.product(b.categorical("d", [0.5, 0.5]), b.categorical("s", [0.5, 0.5])))
     codes = np.array([[0, 1]] * n1 + [[1, 0]] * n0)
-    return pc, ParameterCounts.from_data(pc, codes, alpha)
+    return pc, parameter_counts(pc, codes, alpha)
 
 
 def test_a_single_parameter_interval_is_a_beta_quantile():
@@ -50,7 +51,7 @@ def test_a_single_parameter_interval_is_a_beta_quantile():
 def test_tiny_shapes_never_draw_a_zero():
     b = CircuitBuilder({"v": list(range(10))})
     pc = b.build(b.categorical("v", [0.1] * 10))
-    post = ParameterPosterior(pc, ParameterCounts.from_data(pc, np.array([[0]]), 1e-3))
+    post = ParameterPosterior(pc, parameter_counts(pc, np.array([[0]]), 1e-3))
     draws = post.sample_log_parameters(500, random_state=1)
     assert np.all(np.isfinite(draws))
     assert np.allclose(np.logaddexp.reduce(draws, axis=1), 0.0)
@@ -59,7 +60,7 @@ def test_tiny_shapes_never_draw_a_zero():
 def test_zero_weights_stay_zero_and_draws_are_reproducible():
     b = CircuitBuilder({"v": [0, 1, 2]})
     pc = b.build(b.categorical("v", [0.0, 0.5, 0.5]))
-    post = ParameterPosterior(pc, ParameterCounts.from_data(pc, np.array([[1], [2], [2]]), 1.0))
+    post = ParameterPosterior(pc, parameter_counts(pc, np.array([[1], [2], [2]]), 1.0))
     a = post.sample_log_parameters(50, random_state=3)
     assert np.all(a[:, 0] == -np.inf) and np.array_equal(a, post.sample_log_parameters(50, 3))
 
@@ -296,7 +297,7 @@ def test_simulation_based_calibration(structure):
         codes = truth_pc.variables.evidence_matrix(
             truth_pc.sample(int(rng.integers(200, 2001)), random_state=rng))
         fitted = fit_parameters(template, codes, alpha).with_counts(
-            ParameterCounts.from_data(template, codes, alpha))
+            parameter_counts(template, codes, alpha))
         top = pcfair.find_patterns(fitted, "d", ["z1"], 0.0, kind="topk", k=1).patterns
         chosen = patterns + top[:1]
         true_scores = _exact_scores(truth_pc, chosen)

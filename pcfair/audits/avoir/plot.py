@@ -14,18 +14,9 @@ import numpy as np
 
 from pcfair.audits.avoir.monitor import Monitor
 from pcfair.errors import DataError, VariableError
+from pcfair.plot import _pyplot
 
 __all__ = ["plot_history"]
-
-
-def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "plot_history needs matplotlib; install it with pip install 'pcfair[plot]'"
-        ) from err
-    return plt
 
 
 def _resolve(monitor: Monitor, nodes) -> list[int]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pcfair.audits._result import MissingDependencyError  # noqa: F401 - its old home
-from pcfair.plot import _pyplot
 from pcfair.errors import DataError
+from pcfair.plot import _pyplot
 
 
 def _group_label(key) -> str:

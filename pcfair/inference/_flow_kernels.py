@@ -1,4 +1,5 @@
-"""numba kernels for data flows through deterministic circuits (complete data)."""
+"""numba kernels for data flows through deterministic circuits (complete data): the kernels of
+:mod:`pcfair.inference.flows`."""
 
 from __future__ import annotations
 
