@@ -15,7 +15,7 @@ Five models:
 - ``raw_adult``: a Chow-Liu circuit learned from raw UCI Adult
   (``../shared/data/raw/adult.data`` read by :func:`pcfair.datasets._adult.read_adult`,
   ``fnlwgt`` and ``education-num`` dropped, rows with a missing value dropped, numeric columns
-  in 4 quantile bins by :func:`pcfair.learn.data.prepare_frame`; sensitive ``sex``, ``race``,
+  in 4 quantile bins by :func:`pcfair.tables.data.prepare_frame`; sensitive ``sex``, ``race``,
   favourable ``">50K"``): categoricals with up to 41 values, a lattice of about 10^10 points.
 
 Each model at two thresholds: a *fair* δ, its top-1 ``|Δ|`` + 0.005 (the top-1 from
@@ -104,7 +104,7 @@ def _german(structure: str):
 
 def _raw_adult():
     from pcfair.datasets._adult import read_adult
-    from pcfair.learn.data import prepare_frame
+    from pcfair.tables.data import prepare_frame
 
     df = read_adult(SHARED / "raw" / "adult.data").drop(columns=["fnlwgt", "education-num"])
     df = df.dropna()

@@ -44,7 +44,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 
 from pcfair.datasets import fetch_compas, fetch_german, load_binarized  # noqa: E402
-from pcfair.learn.data import prepare_frame  # noqa: E402
+from pcfair.tables.data import prepare_frame  # noqa: E402
 from pcfair.patterns import certify  # noqa: E402
 from pcfair.errors import PCFairError  # noqa: E402
 from pcfair.inference.marginals import log_marginals  # noqa: E402

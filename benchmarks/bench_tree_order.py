@@ -59,7 +59,7 @@ os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 
 import pcfair  # noqa: E402
 from bench_engines import _raw_adult as raw_adult  # noqa: E402  (the same model)
-from pcfair.learn.data import prepare_frame  # noqa: E402
+from pcfair.tables.data import prepare_frame  # noqa: E402
 from pcfair.patterns._bound_kernels import (  # noqa: E402
     RULE_C,
     RULE_E,
@@ -94,7 +94,7 @@ def raw_german():
     import tempfile
 
     from pcfair.datasets import fetch_german
-    from pcfair.learn.data import drop_constant_columns
+    from pcfair.tables.data import drop_constant_columns
     from pcfair.patterns.support import read_table
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -261,7 +261,7 @@ def _cmd_marginal(args) -> int:
     import numpy as np
 
     circuit = _load(args)
-    from pcfair.learn.recipe import model_evidence
+    from pcfair.tables.recipe import model_evidence
 
     raw = _parse_assignment(args.evidence or "")
     ev = model_evidence(circuit, raw, args.unknown)  # the recipe trims and bins raw values
@@ -291,7 +291,7 @@ def _cmd_learn(args) -> int:
     from pcfair.errors import DataError
     from pcfair.inference.quotient import implicit_favorable
     from pcfair.learn.clt import learn_pc, train_valid_split
-    from pcfair.learn.recipe import fit_recipe, read_table
+    from pcfair.tables.recipe import fit_recipe, read_table
 
     t0 = time.perf_counter()
     _check_output(args.out, (".json", ".psdd", ".jpc"))
@@ -580,7 +580,7 @@ def _model_data(pc, args):
     """``--data`` in the model's values (its recipe applied), or None; read before any work."""
     if getattr(args, "data", None) is None:
         return None
-    from pcfair.learn.recipe import model_frame
+    from pcfair.tables.recipe import model_frame
 
     return model_frame(pc, args.data, args.unknown)
 

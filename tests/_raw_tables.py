@@ -107,7 +107,7 @@ def raw_adult_like(n_rows: int = 3000, random_state: int = 0, plant: float = 0.0
     pandas.DataFrame
         The columns :data:`COLUMNS`: ``age``, ``education-num`` (years of schooling with a
         decimal), ``capital-gain``, ``capital-loss`` and ``hours-per-week`` numeric with more
-        than 20 distinct values (binned by :func:`pcfair.learn.data.prepare_frame`; the capital
+        than 20 distinct values (binned by :func:`pcfair.tables.data.prepare_frame`; the capital
         columns are zero in about 70% of the rows, so they bin into two intervals), the others
         strings with the values of :data:`CATEGORIES` (7, 16, 7, 14, 6, 5 and 2 of them), and
         ``income`` in ``{"<=50K", ">50K"}``.
@@ -186,7 +186,7 @@ def raw_adult_like(n_rows: int = 3000, random_state: int = 0, plant: float = 0.0
 
 def learned_model(df: pd.DataFrame, bins: int = 4):
     """The Chow-Liu circuit of ``df`` with ``income`` as the decision, numeric columns cut
-    into ``bins`` quantile bins (:func:`pcfair.learn.data.prepare_frame`, then
+    into ``bins`` quantile bins (:func:`pcfair.tables.data.prepare_frame`, then
     :func:`pcfair.learn.clt.learn_pc`).
 
     Parameters
@@ -201,7 +201,7 @@ def learned_model(df: pd.DataFrame, bins: int = 4):
     pcfair.circuit.Circuit
     """
     from pcfair.learn.clt import learn_pc
-    from pcfair.learn.data import prepare_frame
+    from pcfair.tables.data import prepare_frame
 
     return learn_pc(prepare_frame(df, DECISION, bins)[0], DECISION)
 

@@ -11,27 +11,29 @@ import of a submodule's parent packages (each ``__init__`` is a node with its ow
 Floors, lowest first; a module may import its own floor and those below it, never one above:
 
 0. **base**: :mod:`pcfair.errors` and the private helpers ``pcfair._*`` (random states, progress
-   bars, the compile notice, clocks).
-1. **circuit**: :mod:`pcfair.circuit` and its readers and writers, the core every algorithm runs
-   on.
-2. **inference**: :mod:`pcfair.inference`: marginals, sampling, quotient bounds, flows,
+   bars, the compile notice, the clock).
+1. **drawing**: :mod:`pcfair.plot`, which only draws the frames it is given (matplotlib is
+   imported when it draws). It computes no pattern quantity and imports nothing but the base,
+   so the results' and audits' ``.plot()`` methods may call it without closing a cycle
+   (asserted by :func:`test_plot_only_draws`).
+2. **circuit**: :mod:`pcfair.circuit` and its readers and writers, the core every algorithm runs
+   on, and :mod:`pcfair.tables` (how a raw table meets the model: categorical codes, bins and
+   the recipe a model file carries), which the readers read and every user of a table shares.
+3. **inference**: :mod:`pcfair.inference`: marginals, sampling, quotient bounds, flows,
    gradients, the parameter posterior.
-3. **learn**: :mod:`pcfair.learn` but the fair learner: the learners, the recipe, the
-   bootstrap (which re-learns).
-4. **patterns**: :mod:`pcfair.patterns`, the certifier and its engines.
-5. **fair learner**: :mod:`pcfair.learn.fair` and :mod:`pcfair.learn.classifier` (whose
+4. **learn**: :mod:`pcfair.learn` but the fair learner: the learners and the bootstrap (which
+   re-learns).
+5. **patterns**: :mod:`pcfair.patterns`, the certifier and its engines.
+6. **fair learner**: :mod:`pcfair.learn.fair` and :mod:`pcfair.learn.classifier` (whose
    ``fair=`` mode runs it), and the package :mod:`pcfair.learn`, which exports both on first
    use: the fair learner uses the certifier as its oracle, so it sits above the patterns.
-6. **audits**: :mod:`pcfair.audits`.
-7. **front**: everything else: the API (:mod:`pcfair`), the CLI, the reports, the plots, the
-   data sets.
+7. **audits**: :mod:`pcfair.audits` but its command lines.
+8. **front**: everything else: the API (:mod:`pcfair`), the command lines (:mod:`pcfair.cli`
+   and every ``cli``/``_cli`` module of the audits, which share its argument types), the
+   reports, the data sets.
 
-Asserted here (:data:`CHECKED`): the graph without the named exception
-(:data:`CONVENIENCE_EDGES`) has no cycle through a module of the floors base, circuit,
-inference, learn and fair learner, and no module of those floors imports a floor above its own
-but for :data:`RECIPE_EDGES`. The arrows of the patterns, the audits and the front are written
-down here but not yet asserted (other items of issue 37 move them);
-:func:`test_no_import_cycles_package_wide` asserts that no cycle is left anywhere.
+Asserted here: the graph without the named exception (:data:`CONVENIENCE_EDGES`) has no cycle
+anywhere, and no module imports a floor above its own but for those edges.
 """
 
 from __future__ import annotations
@@ -56,17 +58,8 @@ CONVENIENCE_EDGES = frozenset({
     ("pcfair.circuit.circuit", "pcfair.inference.sampling"),
 })
 
-#: Temporary arrows up, allowed with their reason. The model readers read the recipe (how raw
-#: tables meet the model, :mod:`pcfair.learn.recipe`) stored with a learned model; the recipe
-#: moves to a package of its own below the circuit core (issue 37, item 3), and then these go.
-RECIPE_EDGES = {
-    ("pcfair.circuit.io", "pcfair.learn.recipe"): "recipe moves to its own package",
-    ("pcfair.circuit.io.json_io", "pcfair.learn.recipe"): "recipe moves to its own package",
-}
-
-FLOORS = ("base", "circuit", "inference", "learn", "patterns", "fair learner", "audits", "front")
-#: The floors whose arrows are asserted (see the module docstring).
-CHECKED = ("base", "circuit", "inference", "learn", "fair learner")
+FLOORS = ("base", "drawing", "circuit", "inference", "learn", "patterns", "fair learner",
+          "audits", "front")
 FAIR_LEARNER = frozenset({"pcfair.learn", "pcfair.learn.fair", "pcfair.learn.classifier"})
 
 
@@ -75,11 +68,15 @@ def floor_of(module: str) -> str:
     parts = module.split(".")
     if module == "pcfair.errors" or (len(parts) == 2 and parts[1].startswith("_")):
         return "base"
+    if module == "pcfair.plot":
+        return "drawing"
     if module in FAIR_LEARNER:
         return "fair learner"
+    if parts[-1] in ("cli", "_cli"):
+        return "front"
     top = parts[1] if len(parts) > 1 else ""
-    return {"circuit": "circuit", "inference": "inference", "learn": "learn",
-            "patterns": "patterns", "audits": "audits"}.get(top, "front")
+    return {"circuit": "circuit", "tables": "circuit", "inference": "inference",
+            "learn": "learn", "patterns": "patterns", "audits": "audits"}.get(top, "front")
 
 
 def _modules() -> dict[str, Path]:
@@ -156,7 +153,7 @@ def test_the_graph_sees_function_level_and_relative_imports():
     assert GRAPH.has_edge("pcfair.patterns.uncertainty", "pcfair.learn.bootstrap")
     assert GRAPH.has_edge("pcfair.audits.structured_regression.metrics",  # ``from .variance``
                           "pcfair.audits.structured_regression.variance")
-    assert not GRAPH.has_edge("pcfair.circuit.circuit", "pcfair.learn.recipe")  # TYPE_CHECKING
+    assert not GRAPH.has_edge("pcfair.circuit.circuit", "pcfair.tables.recipe")  # TYPE_CHECKING
     assert len(GRAPH) > 100
 
 
@@ -169,28 +166,26 @@ def test_the_named_exception_is_the_one_cycle_and_it_is_as_named():
     assert {b for _, b in CONVENIENCE_EDGES} <= set(cycle)
 
 
-def test_no_import_cycle_through_the_lower_floors():
-    """Without the named exception, no cycle holds a module of the :data:`CHECKED` floors
-    (whatever happens in the floors above)."""
-    mine = [c for c in _cycles(_without_exception(GRAPH))
-            if any(floor_of(m) in CHECKED for m in c)]
-    assert mine == []
-
-
 def test_floors_point_down():
     rank = {f: i for i, f in enumerate(FLOORS)}
     up = sorted((a, b) for a, b in GRAPH.edges
-                if floor_of(a) in CHECKED and rank[floor_of(b)] > rank[floor_of(a)]
-                and (a, b) not in RECIPE_EDGES and (a, b) not in CONVENIENCE_EDGES)
+                if rank[floor_of(b)] > rank[floor_of(a)] and (a, b) not in CONVENIENCE_EDGES)
     assert up == []
 
 
-@pytest.mark.parametrize("edge", sorted(RECIPE_EDGES))
-def test_the_recipe_allow_list_is_current(edge):
-    """An allowed arrow up that no longer exists is deleted from :data:`RECIPE_EDGES`."""
-    assert GRAPH.has_edge(*edge), f"{edge} is gone: delete it from RECIPE_EDGES"
+def test_plot_only_draws():
+    """The drawing floor imports the base alone: no engine, result or audit."""
+    assert {b for b in GRAPH.successors("pcfair.plot")} <= {
+        m for m in GRAPH if floor_of(m) == "base"}
+    assert GRAPH.has_edge("pcfair.patterns.results", "pcfair.plot")  # the .plot() method
+
+
+def test_the_tables_sit_below_the_readers():
+    assert GRAPH.has_edge("pcfair.circuit.io.json_io", "pcfair.tables.recipe")
+    assert not any(floor_of(b) not in ("base", "circuit")
+                   for m in GRAPH if m.startswith("pcfair.tables") for b in GRAPH.successors(m))
 
 
 def test_no_import_cycles_package_wide():
-    """Target of issue 37: no cycle anywhere but the named exception."""
+    """No cycle anywhere but the named exception (issue 37)."""
     assert _cycles(_without_exception(GRAPH)) == []

@@ -23,7 +23,7 @@ from conftest import SHARED_DATA, requires_data
 
 import pcfair
 from pcfair.cli import main
-from pcfair.learn.recipe import model_frame
+from pcfair.tables.recipe import model_frame
 
 COLUMNS = ["age", "sex", "race", "job", "hours", "gain", "income"]
 ROOT = Path(__file__).resolve().parents[1]

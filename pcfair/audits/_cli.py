@@ -12,7 +12,7 @@ Every audit sub-command takes ``DATA.csv`` and
   are 0 and 1; a circuit whose decision has other values needs it named). Audits of a 0/1
   outcome (cbs, regression) read ``outcome == V`` as 1;
 * ``--unknown error|missing``: with a circuit model that carries a recipe
-  (:mod:`pcfair.learn.recipe`), the table is read by it (trimmed, binned, headerless files
+  (:mod:`pcfair.tables.recipe`), the table is read by it (trimmed, binned, headerless files
   named), and a value the model never saw is an error naming the column or a missing cell;
 * ``--seed``, ``--jobs`` where the method is random or parallel, and ``--format
   table|json|csv`` (json prints the result's ``to_dict()``, csv its ``to_frame()``);
@@ -147,7 +147,7 @@ def _nonnegative_int():
 def read_data(args: argparse.Namespace, model: Model | None = None) -> pd.DataFrame:
     """The ``DATA.csv`` file, with only empty cells missing; for a circuit model with a recipe,
     read and converted by it (``--unknown`` decides what an unseen value is)."""
-    from pcfair.learn.recipe import model_frame, read_table
+    from pcfair.tables.recipe import model_frame, read_table
 
     circuit = None if model is None else model.circuit
     if circuit is not None and circuit.recipe is not None:

@@ -145,7 +145,7 @@ def _circuit_proba(circuit, target: str, favorable: Any, unknown: str = "error"
     are read by the circuit's recipe, if it has one (raw values binned and trimmed; a value it
     never saw is an error or, with ``unknown="missing"``, unobserved)."""
     from pcfair.inference.marginals import log_marginals
-    from pcfair.learn.recipe import model_frame
+    from pcfair.tables.recipe import model_frame
 
     names = [str(n) for n in circuit.names]
     if target not in names:
@@ -194,7 +194,7 @@ def as_model(model: Any = None, *, prediction: str | None = None, outcome: str |
     favorable : object, default 1
         The favourable value of the outcome.
     unknown : {"error", "missing"}, default "error"
-        For a circuit with a recipe (:mod:`pcfair.learn.recipe`): what a value it never saw
+        For a circuit with a recipe (:mod:`pcfair.tables.recipe`): what a value it never saw
         means in the rows it predicts on.
 
     Returns

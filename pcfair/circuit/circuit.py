@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pcfair.circuit.properties import PropertyReport
     from pcfair.circuit.vtree import Vtree
     from pcfair.circuit.counts import ParameterCounts
-    from pcfair.learn.recipe import Recipe
+    from pcfair.tables.recipe import Recipe
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,7 +72,7 @@ class Circuit:
     edge_b: np.ndarray
     edge_logw: np.ndarray
     vtree: "Vtree | None" = None
-    #: How raw tables become this circuit's values (a :class:`pcfair.learn.recipe.Recipe`), for a
+    #: How raw tables become this circuit's values (a :class:`pcfair.tables.recipe.Recipe`), for a
     #: circuit learned from one; kept by :meth:`with_vtree` and :meth:`with_parameters`.
     recipe: "Recipe | None" = field(default=None, compare=False)
     #: Training rows through each parameter (a :class:`pcfair.circuit.counts.ParameterCounts`),
@@ -167,7 +167,7 @@ class Circuit:
         )
 
     def with_recipe(self, recipe: "Recipe | None") -> "Circuit":
-        """A copy of this circuit carrying ``recipe`` (:mod:`pcfair.learn.recipe`); the compiled
+        """A copy of this circuit carrying ``recipe`` (:mod:`pcfair.tables.recipe`); the compiled
         structure and everything derived from it are shared."""
         c = Circuit(
             self.variables, self.kind, self.var, self.value, self.param_ptr, self.param_len,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from pcfair._random import check_random_state
 from pcfair.datasets._dataset import Dataset
-from pcfair.learn.data import encode_columns
+from pcfair.tables.data import encode_columns
 from pcfair.errors import DataError, OptionError, VariableError
 
 #: Largest joint table (number of parent-state combinations) the exact truth enumerates.

@@ -1120,7 +1120,7 @@ def decision_evidence(circuit: Circuit, decision, favorable) -> tuple[int, int, 
     ``favorable=None`` means the value ``1`` where the decision's values say 0 and 1
     (:func:`implicit_favorable`); any other decision (``["<=50K", ">50K"]``) needs its
     favourable value named, and is refused with its values otherwise, never guessed. A model
-    whose recipe (:mod:`pcfair.learn.recipe`) names the favourable value of this decision
+    whose recipe (:mod:`pcfair.tables.recipe`) names the favourable value of this decision
     supplies it."""
     d = circuit.variables.index(decision)
     if circuit.variables.cardinalities[d] != 2:

@@ -2,7 +2,7 @@
 
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
 from pcfair.learn.clt import learn_pc, log_likelihood, train_valid_split
-from pcfair.learn.data import MAX_NUMERIC_VALUES, apply_bins, bin_columns, continuous_columns
+from pcfair.tables.data import MAX_NUMERIC_VALUES, apply_bins, bin_columns, continuous_columns
 
 
 def __getattr__(name: str):

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from pcfair.errors import DataError, OptionError, UnknownValueWarning
 from pcfair.inference.marginals import log_marginals
-from pcfair.learn.recipe import UNKNOWN_HINT, model_frame
+from pcfair.tables.recipe import UNKNOWN_HINT, model_frame
 
 
 def _check_entries(arr: np.ndarray) -> None:
@@ -112,7 +112,7 @@ class PCClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y) -> "PCClassifier":
         """Learn the circuit from features ``X`` and labels ``y`` (complete data)."""
         from pcfair.learn.clt import learn_pc
-        from pcfair.learn.data import prepare_frame
+        from pcfair.tables.data import prepare_frame
 
         if self.handle_unknown not in ("error", "missing"):
             raise OptionError("handle_unknown must be 'error' or 'missing'")

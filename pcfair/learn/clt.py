@@ -34,9 +34,9 @@ from pcfair.circuit.vtree import Vtree
 from pcfair.errors import DataError, OptionError
 from pcfair.inference.flows import parameter_counts
 from pcfair.learn.chow_liu import maximum_spanning_tree, mutual_information
-from pcfair.learn.data import encode_frame, prepare_frame
+from pcfair.tables.data import encode_frame, prepare_frame
 from pcfair.learn.parameters import conditional_table, fit_parameters
-from pcfair.learn.recipe import Recipe
+from pcfair.tables.recipe import Recipe
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
         Complete categorical data (any labels); each column is a variable whose domain is its
         sorted distinct values (a pandas categorical column: its categories, in order). A
         numeric column with more than 20 distinct values is *continuous* and refused with a
-        :class:`DataError` naming it, unless ``bins`` is given (:mod:`pcfair.learn.data`).
+        :class:`DataError` naming it, unless ``bins`` is given (:mod:`pcfair.tables.data`).
     decision : str
         The decision column; the circuit's root decides on it.
     structure : {"clt", "strudel", "naive_bayes"}
@@ -243,7 +243,7 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
         Quantile-bin the continuous columns into at most this many bins (a mapping: bin exactly
         the named numeric columns); the bin intervals, e.g. ``"[18, 25)"``, become the values
         of those variables. Bin new rows the same way with
-        :func:`pcfair.learn.data.apply_bins` and :func:`pcfair.learn.data.bin_columns`'s edges,
+        :func:`pcfair.tables.data.apply_bins` and :func:`pcfair.tables.data.bin_columns`'s edges,
         or use :class:`pcfair.learn.PCClassifier`, which does it for you.
     max_splits, max_nodes : int
         Strudel's budgets.
@@ -256,9 +256,9 @@ def learn_pc(df: pd.DataFrame, decision: str, structure: str = "clt", pseudocoun
     -------
     Circuit
         With its vtree attached, its training counts (:mod:`pcfair.inference.posterior`: the
-        parameter posterior) and its recipe (:mod:`pcfair.learn.recipe`: the columns, the bin
+        parameter posterior) and its recipe (:mod:`pcfair.tables.recipe`: the columns, the bin
         edges, the decision and the row count), so that raw rows can be read by it
-        (``data=``, :func:`pcfair.learn.recipe.model_frame`).
+        (``data=``, :func:`pcfair.tables.recipe.model_frame`).
 
     Examples
     --------

@@ -66,7 +66,7 @@ from pcfair.learn.clt import (
     learn_tree,
     tree_model,
 )
-from pcfair.learn.data import encode_frame, prepare_frame
+from pcfair.tables.data import encode_frame, prepare_frame
 from pcfair.learn.decouple import (
     blend_tables,
     decoupled_tables,
@@ -75,7 +75,7 @@ from pcfair.learn.decouple import (
 )
 from pcfair.learn.naive_bayes import _nb_tables, _prior, naive_bayes_circuit
 from pcfair.learn.parameters import conditional_table
-from pcfair.learn.recipe import Recipe
+from pcfair.tables.recipe import Recipe
 from pcfair.patterns.api import certify
 from pcfair.patterns.results import Certificate, Pattern
 from pcfair.patterns.oracle import DiscriminationOracle, PatternScores

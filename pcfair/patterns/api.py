@@ -43,7 +43,7 @@ from pcfair.patterns.results import (
     to_pattern_set,
 )
 from pcfair.patterns.search_types import SearchOptions
-from pcfair.learn.recipe import model_frame
+from pcfair.tables.recipe import model_frame
 from pcfair.patterns.support import (
     SUPPORTED_WITNESS_SECONDS,
     distinct_by_rows,

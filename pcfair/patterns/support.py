@@ -9,7 +9,7 @@ result (:class:`~pcfair.patterns.api.Certificate` or :class:`~pcfair.patterns.ap
 ``find_patterns(..., distinct_rows=True)``).
 
 Raw rows are first put in the model's values by its recipe, if it has one
-(:func:`pcfair.learn.recipe.model_frame`: trimmed, binned). Values are then read the way evidence is (:meth:`pcfair.circuit.variables.Variables.value_index`):
+(:func:`pcfair.tables.recipe.model_frame`: trimmed, binned). Values are then read the way evidence is (:meth:`pcfair.circuit.variables.Variables.value_index`):
 by label, with 0/1 codes accepted for labelled binary features (``Sex_=1`` in a binarized table
 matches the label ``"1 (Female)"``). A missing cell never matches an assigned variable.
 """
@@ -24,7 +24,7 @@ import pandas as pd
 
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import DataError
-from pcfair.learn.recipe import model_frame, read_table
+from pcfair.tables.recipe import model_frame, read_table
 
 __all__ = ["RARE_PROBABILITY", "SUPPORTED_WITNESS_SECONDS", "count_rows", "distinct_by_rows",
            "rare_below", "rare_text", "read_table", "with_row_counts"]

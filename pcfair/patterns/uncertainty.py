@@ -74,7 +74,7 @@ def posterior_of(model, data=None, method: str = "posterior", structure: str = "
     >>> posterior_of(pc).counts.rows
     100
     """
-    from pcfair.learn.recipe import model_frame
+    from pcfair.tables.recipe import model_frame
     from pcfair.patterns.api import as_circuit
 
     if method not in METHODS:

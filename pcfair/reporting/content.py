@@ -364,7 +364,7 @@ def gather(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
     rng = check_random_state(random_state)
     run_on = {"n_jobs": n_jobs, "executor": executor, "min_support": min_support}
     if data is not None:  # raw rows, read by the model's recipe
-        from pcfair.learn.recipe import model_frame
+        from pcfair.tables.recipe import model_frame
         from pcfair.patterns.api import as_circuit
 
         data = model_frame(as_circuit(pc), data)

@@ -11,7 +11,7 @@ import pcfair
 from pcfair.inference import conditional_bounds
 from pcfair.learn import learn_pc, mutual_information
 from pcfair.learn.clt import learn_tree
-from pcfair.learn.data import encode_frame
+from pcfair.tables.data import encode_frame
 from pcfair.learn.parameters import conditional_table
 from conftest import requires_data
 
@@ -186,7 +186,7 @@ def test_cli_learn(tmp_path, capsys):
 # --- continuous columns, bins, naive Bayes ------------------------------------------------------
 
 from pcfair.errors import DataError  # noqa: E402
-from pcfair.learn.data import (  # noqa: E402
+from pcfair.tables.data import (  # noqa: E402
     MAX_NUMERIC_VALUES,
     apply_bins,
     bin_columns,
@@ -288,7 +288,7 @@ def test_strudel_progress_bar(capsys):
     assert capsys.readouterr().err == ""  # stderr is not a terminal here
 
 
-@pytest.mark.parametrize("module", ["pcfair.learn.data", "pcfair.learn.naive_bayes"])
+@pytest.mark.parametrize("module", ["pcfair.tables.data", "pcfair.learn.naive_bayes"])
 def test_module_examples(module):
     import doctest
     import importlib

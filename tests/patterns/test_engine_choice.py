@@ -537,7 +537,7 @@ def test_cli_says_when_the_witness_describes_almost_nobody(tmp_path, capsys):
     assert main([*ranked, "--min-support", "1e-4"]) == 0
     assert "note:" not in capsys.readouterr().out
     # a model that knows its 100 training rows: one row (0.01) is the bar, not 1e-4
-    from pcfair.learn.recipe import Recipe
+    from pcfair.tables.recipe import Recipe
 
     pcfair.save(pc.with_recipe(Recipe(columns=("d", "s", "z"), decision="d", rows=100)), path)
     assert main(args) == 1

@@ -28,7 +28,7 @@ from pcfair.audits.cbs import _kernels
 from pcfair.audits.cbs.options import CBSOptionError, check_penalty, check_positive_int
 from pcfair.audits.cbs.scoring import CLIP, BernoulliScore, GaussianLogitShiftScore
 from pcfair.errors import DataError, VariableError
-from pcfair.learn.data import encode_columns as encode_covariates
+from pcfair.tables.data import encode_columns as encode_covariates
 
 __all__ = [
     "ScanResult",

@@ -122,7 +122,7 @@ def load(path: str | os.PathLike, vtree: "str | os.PathLike | Vtree | None" = No
     circuit = _READERS[suffix](path, vtree)
     recipe_path = _sibling_recipe(path)
     if recipe_path.is_file():
-        from pcfair.learn.recipe import Recipe  # the learners' record, read with the model
+        from pcfair.tables.recipe import Recipe  # the learners' record, read with the model
 
         recipe = Recipe.from_json(recipe_path)
         circuit = _named_by(recipe, circuit)
@@ -154,7 +154,7 @@ def save(circuit: Circuit | Vtree, path: str | os.PathLike) -> None:
 
     Saving ``X.psdd`` also writes ``X.vtree`` (the circuit needs a vtree). ``.json`` keeps
     everything (names, categorical domains, vtree, recipe); ``.jpc`` keeps the structure and
-    parameters. A circuit's recipe (:mod:`pcfair.learn.recipe`) is written beside a ``.psdd`` or
+    parameters. A circuit's recipe (:mod:`pcfair.tables.recipe`) is written beside a ``.psdd`` or
     ``.jpc`` as ``X.recipe.json`` (and read back by :func:`load`); saving one without a recipe
     removes a stale ``X.recipe.json``.
     """

@@ -3,7 +3,7 @@
 Top-level keys: ``format`` ("pcfair-circuit"), ``version`` (1), ``variables`` (a list of
 ``{"name", "values"}``), ``nodes`` (the flat arrays), ``vtree`` (post-order arrays or null) and,
 for a model learned from a table, ``recipe`` (how raw rows become its values:
-:mod:`pcfair.learn.recipe`; checked field by field on reading) and ``counts`` (the training
+:mod:`pcfair.tables.recipe`; checked field by field on reading) and ``counts`` (the training
 rows through each parameter, for the parameter posterior: :mod:`pcfair.inference.posterior`).
 Log-probabilities of zero probabilities are written as the string ``"-inf"``.
 
@@ -177,7 +177,7 @@ def from_dict(data: dict, path: str = "<dict>", vtree: Vtree | None = None) -> C
     final = vtree if vtree is not None else stored
     c = c.with_vtree(final) if final is not None else c
     if data.get("recipe") is not None:
-        from pcfair.learn.recipe import Recipe  # the learners' record, read with the model
+        from pcfair.tables.recipe import Recipe  # the learners' record, read with the model
 
         recipe = Recipe.from_dict(data["recipe"], path)
         unknown = [n for n in recipe.bins if n not in variables.names]

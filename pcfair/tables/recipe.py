@@ -118,7 +118,7 @@ class Recipe:
         The number of training rows.
     placeholders : mapping of str to tuple of str
         The texts of a binned column of numbers that stand for no number (``"unknown"``),
-        each kept as a value of its own (:func:`pcfair.learn.data.numeric_placeholders`).
+        each kept as a value of its own (:func:`pcfair.tables.data.numeric_placeholders`).
     missing_as : mapping of str to str
         Columns whose missing cells were learned as a value of their own
         (``fit_recipe(missing="category")``), with that value (:data:`MISSING_VALUE`): a
@@ -173,7 +173,7 @@ class Recipe:
         kept (trimmed when ``strip``)."""
         _check_unknown(unknown)
         out = _strip_frame(frame)[0] if self.strip else frame.copy()
-        from pcfair.learn.data import apply_bins, interval_labels
+        from pcfair.tables.data import apply_bins, interval_labels
 
         for c, value in self.missing_as.items():
             if c in out.columns:
@@ -241,7 +241,7 @@ class Recipe:
         if self.strip:
             lines.append("surrounding spaces trimmed from names and values")
         for c, e in self.bins.items():
-            from pcfair.learn.data import interval_labels
+            from pcfair.tables.data import interval_labels
 
             kept = "".join(f"; {p!r} kept as a value of its own"
                            for p in self.placeholders.get(c, ()))
@@ -453,7 +453,7 @@ def fit_recipe(frame: pd.DataFrame, decision: str, *, bins=None, strip: bool = T
     >>> list(frame.columns), dict(recipe.dropped), trimmed
     (['d', 'age'], {'c': 'constant: 7 in every row'}, ['d'])
     """
-    from pcfair.learn.data import check_binary_decision, drop_constant_columns, prepare_frame
+    from pcfair.tables.data import check_binary_decision, drop_constant_columns, prepare_frame
 
     columns = tuple(str(c).strip() if strip else str(c) for c in frame.columns)
     trimmed: list[str] = []
@@ -543,14 +543,14 @@ def _warn_index_columns(frame: pd.DataFrame, decision: str) -> None:
 
 def _bin_placeholder_columns(frame: pd.DataFrame, decision: str, bins):
     """Bin the columns of numbers with text placeholders
-    (:func:`pcfair.learn.data.numeric_placeholders`) that ``bins`` covers, each placeholder
+    (:func:`pcfair.tables.data.numeric_placeholders`) that ``bins`` covers, each placeholder
     kept as a value of its own (a :class:`~pcfair.errors.PCFairWarning` says so); without
     ``bins`` for such a column, a :class:`~pcfair.errors.DataError` asks for it. Returns the
     frame, the placeholders and edges of those columns, and ``bins`` without them."""
     import warnings
 
     from pcfair.errors import PCFairWarning
-    from pcfair.learn.data import bin_with_placeholders, numeric_placeholders
+    from pcfair.tables.data import bin_with_placeholders, numeric_placeholders
 
     held = {str(c): p for c in frame.columns if str(c) != str(decision)
             for p in [numeric_placeholders(frame[c])] if p}

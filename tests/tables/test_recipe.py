@@ -1,4 +1,4 @@
-"""The recipe a learned model carries (pcfair.learn.recipe): made, stored, applied, fuzzed."""
+"""The recipe a learned model carries (pcfair.tables.recipe): made, stored, applied, fuzzed."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import pcfair
 from pcfair.errors import DataError, FormatError, OptionError
 from pcfair.learn import learn_pc
-from pcfair.learn.recipe import Recipe, fit_recipe, model_evidence, model_frame
+from pcfair.tables.recipe import Recipe, fit_recipe, model_evidence, model_frame
 from pcfair.patterns.support import count_rows, rare_below
 
 
@@ -285,7 +285,7 @@ def test_a_numeric_column_with_a_text_placeholder_is_binned_and_keeps_it():
     [str(i) for i in range(30)] + ["x"] * 40,               # texts are the majority
 ])
 def test_columns_that_are_not_numbers_with_placeholders_are_left_alone(values):
-    from pcfair.learn.data import numeric_placeholders
+    from pcfair.tables.data import numeric_placeholders
 
     assert numeric_placeholders(pd.Series(values)) == ()
 
