@@ -109,7 +109,7 @@ def _warm_up(engine: str) -> None:
         c, d, fav, sens = tuple(resolve_problem(pc, COMPAS_DECISION, COMPAS_SENSITIVE, 1))
         old.census(c, d, fav, sens, DELTAS, KS)
     else:
-        pcfair.pattern_census(pc, COMPAS_DECISION, COMPAS_SENSITIVE, DELTAS, KS)
+        pcfair.pattern_census(pc, COMPAS_DECISION, COMPAS_SENSITIVE, DELTAS, ks=KS)
 
 
 def _frame_json(df) -> list[dict]:
@@ -169,7 +169,7 @@ def child(task: str, args: dict) -> dict:
             c, d, fav, sens = tuple(resolve_problem(pc, ADULT_DECISION, ADULT_SENSITIVE, 1))
             df = old.census(c, d, fav, sens, DELTAS, KS)
         else:
-            df = pcfair.pattern_census(pc, ADULT_DECISION, ADULT_SENSITIVE, DELTAS, KS)
+            df = pcfair.pattern_census(pc, ADULT_DECISION, ADULT_SENSITIVE, DELTAS, ks=KS)
         seconds = time.perf_counter() - t
         out["census"] = _frame_json(df)
     elif task == "german":
@@ -207,7 +207,7 @@ def child(task: str, args: dict) -> dict:
                 out.update(fair=cert.fair, complete=cert.complete,
                            max_abs=cert.max_abs_score)
             elif what == "census":
-                df = pcfair.pattern_census(pc, GERMAN_DECISION, GERMAN_SENSITIVE, DELTAS, KS,
+                df = pcfair.pattern_census(pc, GERMAN_DECISION, GERMAN_SENSITIVE, DELTAS, ks=KS,
                                            n_jobs=jobs)
                 out["census"] = _frame_json(df)
             else:

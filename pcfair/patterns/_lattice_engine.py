@@ -159,7 +159,7 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
     try:
         run = scan(pc, d, fav, problem.sens, query, max_bytes=request.max_bytes,
                    n_jobs=request.n_jobs, executor=request.executor,
-                   time_limit=request.time_left(), progress=request.progress, sink=sink,
+                   deadline=request.deadline, progress=request.progress, sink=sink,
                    plan=plan, min_chunks=min_chunks,
                    until_witness=kind == "certify" and not request.exact_max,
                    handover=0.0 if request.out is not None else HANDOVER_SECONDS,
@@ -308,7 +308,7 @@ def lattice_census(problem: Problem, request: Request, deltas: tuple[float, ...]
     query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, summaries=want,
                          min_support=request.min_support)
     run = scan(pc, d, fav, sens, query, max_bytes=request.max_bytes, n_jobs=request.n_jobs,
-               executor=request.executor, time_limit=request.time_left(),
+               executor=request.executor, deadline=request.deadline,
                progress=request.progress)
     res = run.result
     counts = summary_counts(run) if want else None
@@ -342,7 +342,7 @@ def listing_sample(problem: Problem, request: Request, max_points: int, rng
     run = scan(pc, d, fav, sens, LatticeQuery(deltas=(request.delta,), listing=True,
                                               min_support=request.min_support),
                n_jobs=request.n_jobs, executor=request.executor,
-               time_limit=request.time_left())
+               deadline=request.deadline)
     _, score, prob, _ = run.result.listing
     pick = np.sort(rng.choice(len(score), size=min(max_points, len(score)), replace=False))
     return prob[pick], np.abs(score[pick]), len(score), run.complete

@@ -125,7 +125,7 @@ class SearchEngine:
                                request.delta, n_jobs=request.n_jobs if self.splits else 1,
                                executor=request.executor if self.splits else None,
                                mode=mode, k=request.k, rank_by=request.rank_by,
-                               time_limit=request.time_left(), progress=request.progress,
+                               deadline=request.deadline, progress=request.progress,
                                min_support=request.min_support, ordering=opts.ordering,
                                options=opts)
 

@@ -20,6 +20,7 @@ import dataclasses
 
 import pandas as pd
 
+from pcfair._keywords import positional_options
 from pcfair.circuit.circuit import Circuit
 from pcfair.errors import OptionError
 from pcfair.patterns import engines
@@ -43,20 +44,21 @@ from pcfair.patterns.results import (
     to_pattern_set,
 )
 from pcfair.patterns.search_types import SearchOptions
-from pcfair.tables.recipe import model_frame
 from pcfair.patterns.support import (
     SUPPORTED_WITNESS_SECONDS,
     distinct_by_rows,
     rare_below,
     with_row_counts,
 )
+from pcfair.tables.recipe import model_frame
 
 __all__ = ["Certificate", "KINDS", "Pattern", "PatternSet", "RANKS", "as_circuit", "certify",
            "find_patterns", "pattern_census", "sample_patterns", "supported_witness"]
 
 
-def find_patterns(pc: Circuit, decision, sensitive, delta: float, kind: str = "all",
-                  k: int | None = None, rank_by: str = "discrimination", *, favorable=None,
+@positional_options("kind", "k", "rank_by")
+def find_patterns(pc: Circuit, decision, sensitive, delta: float, *, kind: str = "all",
+                  k: int | None = None, rank_by: str = "discrimination", favorable=None,
                   engine: str = "auto", time_limit: float | None = None,
                   count_only: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
                   progress: bool | None = None,
@@ -230,8 +232,9 @@ def _distinct_top(problem: Problem, request: Request, data: pd.DataFrame) -> Pat
                                complete=found.complete and settled)
 
 
-def certify(pc: Circuit, decision, sensitive, delta: float, favorable=None, engine: str = "auto",
-            time_limit: float | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
+@positional_options("favorable", "engine", "time_limit")
+def certify(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
+            engine: str = "auto", time_limit: float | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
             progress: bool | None = None,
             search_options: SearchOptions = SearchOptions(), n_jobs: int = 1,
             executor=None, min_support: float = 0.0, data=None,
@@ -319,8 +322,9 @@ def supported_witness(pc, decision, sensitive, delta: float, cert, *,
     return with_row_counts(found, problem.pc, data)
 
 
-def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1),
-                   ks=(1, 10, 100), *, favorable=None, engine: str = "auto",
+@positional_options("ks")
+def pattern_census(pc: Circuit, decision, sensitive, deltas=(0.01, 0.05, 0.1), *,
+                   ks=(1, 10, 100), favorable=None, engine: str = "auto",
                    max_bytes: int = DEFAULT_MAX_BYTES, summaries: bool = True, n_jobs: int = 1,
                    executor=None, time_limit: float | None = None,
                    progress: bool | None = None, min_support: float = 0.0,

@@ -41,6 +41,9 @@ from pcfair.patterns import _bound_kernels as K
 from pcfair.patterns import _search_kernels as SK
 from pcfair.patterns._tree_mass_kernels import linear_is_exact
 
+__all__ = ["BOUNDS", "NaiveBayesBound", "QuotientBound", "TreeBound", "coupled_bound",
+           "select_bound"]
+
 #: The bounds :class:`~pcfair.patterns.search.SearchOptions` ``bound`` can force.
 BOUNDS = ("auto", "quotient", "naive_bayes", "tree")
 

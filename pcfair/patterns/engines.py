@@ -102,6 +102,11 @@ from pcfair.patterns._search_engine import (
 from pcfair.patterns.lattice import LatticePlan, summary_bytes
 from pcfair.patterns.results import EngineResult
 
+__all__ = ["ALIASES", "ENGINES", "ENGINE_NAMES", "FAMILIES", "GLANCE_SECONDS", "PROBE_SECONDS",
+           "PROBE_SHARE", "QUICK_SECONDS", "SEARCH_KINDS", "answer", "census", "check_engine",
+           "decide", "engine_for_repeats", "estimate_engines", "is_sampler", "lists_all",
+           "lists_by_lattice", "probe_length", "question", "sample_listing", "search_engine"]
+
 #: Lattices over this many patterns (a tenth of a second or more to scan) let the search try
 #: first for :data:`GLANCE_SECONDS`: most witnesses, and many proofs, take it a few nodes.
 GLANCE_POINTS = 100_000_000
@@ -177,6 +182,28 @@ def check_engine(engine: str, kind: str) -> str:
     if name in SEARCH_KINDS and kind not in SEARCH_KINDS[name]:
         raise OptionError(f"engine {name!r} answers {SEARCH_KINDS[name]}, not {kind!r}")
     return name
+
+
+def question(model, decision, sensitive, kind: str, delta: float, *, favorable=None,
+             engine: str = "auto", **options) -> tuple[Problem, Request]:
+    """The problem and the request the table reads, from the pattern API's arguments, checked
+    once (:func:`check_engine`, then :func:`~pcfair.patterns._arguments.resolve_problem` and
+    ``resolve_request``, which take ``options``): for callers above the API that ask the table
+    about a question (the report) without answering it through :func:`pcfair.find_patterns`.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> problem, request = question(pc, "d", ["s"], "all", 0.05, engine="dense")
+    >>> request.engine, request.kind
+    ('lattice', 'all')
+    """
+    problem = resolve_problem(model, decision, sensitive, favorable)
+    request = resolve_request(kind, delta, engine=check_engine(engine, kind), **options)
+    return problem, request
 
 
 def lists_all(name: str) -> bool:

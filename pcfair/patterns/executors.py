@@ -53,11 +53,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from pcfair._clock import check_time_limit, deadline_from
+from pcfair._clock import deadline_from
 from pcfair._progress import progress_bar
 from pcfair.errors import OptionError, ResourceCappedWarning
 
-__all__ = ["ChunkRun", "DASK_INSTALL_HINT", "GUARD_WARNING", "deadline_from", "map_chunks",
+__all__ = ["ChunkRun", "DASK_INSTALL_HINT", "GUARD_WARNING", "map_chunks",
            "resolve_n_jobs"]
 
 DASK_INSTALL_HINT = ("running on a Dask cluster needs the 'distributed' package: "
@@ -112,7 +112,8 @@ class ChunkRun:
 
 def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callable[[int, Any], Any],
                *, executor: Any = None, n_jobs: int = 1, time_limit: float | None = None,
-               progress: bool | None = None, desc: str = "chunks") -> ChunkRun:
+               deadline: float | None = None, progress: bool | None = None,
+               desc: str = "chunks") -> ChunkRun:
     """Run ``fn(*task)`` for every task and hand each result to ``on_result`` as it completes.
 
     Parameters
@@ -154,6 +155,9 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
         that runs on finishes first; tasks that accept a deadline should get
         ``deadline_from(time_limit)`` (:func:`pcfair._clock.deadline_from`) to stop at the
         same moment.
+    deadline : float, optional
+        A :func:`time.time` value shared with the caller's other work (the one clock of every
+        engine); it overrides ``time_limit``.
     progress : bool, optional
         Show a progress bar over the chunks (with an ETA) on stderr. None (default) shows it
         when stderr is a terminal.
@@ -234,7 +238,7 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
     if not callable(on_result):
         raise TypeError(f"on_result must be callable, not {on_result!r}")
     tasks = _check_tasks(tasks)
-    deadline = None if time_limit is None else start + check_time_limit(time_limit)
+    deadline = deadline_from(time_limit, deadline)
     kind = _executor_kind(executor)  # raises TypeError before anything starts
     workers = resolve_n_jobs(n_jobs) if kind == "none" else 1
     bar = progress_bar(progress, desc, total=len(tasks), unit=" chunks")
@@ -297,16 +301,16 @@ class _State:
         self.reported = bytearray(total)
         self.done = 0
         self.on_result = on_result
-        self.deadline = deadline  # a time.perf_counter() value
+        self.deadline = deadline  # a time.time() value
         self.bar = bar
 
     def remaining(self) -> float | None:
         if self.deadline is None:
             return None
-        return max(0.0, self.deadline - time.perf_counter())
+        return max(0.0, self.deadline - time.time())
 
     def expired(self) -> bool:
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return self.deadline is not None and time.time() >= self.deadline
 
     def report(self, index: int, result: Any) -> bool:
         """Hand one result to ``on_result``; True when the caller asks to stop."""

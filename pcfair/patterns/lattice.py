@@ -62,6 +62,7 @@ from functools import cached_property
 
 import numpy as np
 
+from pcfair._clock import deadline_from
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import to_dict
 from pcfair.circuit.properties import require_tractable_marginals
@@ -70,7 +71,7 @@ from pcfair.inference.marginals import log_marginals
 from pcfair.inference.smallest import log_smallest_probability
 from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns._search_kernels import BOUND_RTOL
-from pcfair.patterns.executors import deadline_from, map_chunks
+from pcfair.patterns.executors import map_chunks
 from pcfair.patterns.scores import PROBABILITY_FLOOR, THRESHOLD_ATOL, log_normalizer
 from pcfair.patterns.summaries import (
     extension_summaries,
@@ -78,6 +79,10 @@ from pcfair.patterns.summaries import (
     pareto_mask,
     summary_word,
 )
+
+__all__ = ["DEFAULT_MAX_BYTES", "LatticePlan", "LatticeQuery", "ScanCost", "chunk_bounds",
+           "estimate", "final_front", "make_plan", "probability_floor", "probe_cost", "scan",
+           "scan_chunk", "summary_bytes", "summary_counts", "summary_patterns"]
 
 #: Default memory budget of one chunk (table and walk buffers), bytes.
 DEFAULT_MAX_BYTES = 1 << 30
@@ -810,15 +815,17 @@ class ScanResult:
 
 def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
          query: LatticeQuery, *, max_bytes: int = DEFAULT_MAX_BYTES, n_jobs: int = 1,
-         executor=None, time_limit: float | None = None, progress: bool | None = None,
-         min_chunks: int = 1, sink=None, plan: LatticePlan | None = None,
+         executor=None, time_limit: float | None = None, deadline: float | None = None,
+         progress: bool | None = None, min_chunks: int = 1, sink=None,
+         plan: LatticePlan | None = None,
          until_witness: bool = False, handover: float = 0.0,
          prune: str | None = None) -> ScanResult:
     """Scan every pattern of ``circuit`` for ``query`` (see the module docstring).
 
     Chunks run serially, on ``n_jobs`` local processes, or on ``executor`` (any
     ``concurrent.futures.Executor`` or a ``dask.distributed.Client``; see
-    :func:`pcfair.patterns.executors.map_chunks`). ``time_limit`` (wall-clock seconds) stops
+    :func:`pcfair.patterns.executors.map_chunks`). ``time_limit`` (wall-clock seconds), or
+    ``deadline`` (a :func:`time.time` value shared with the caller, which overrides it), stops
     the scan: the result is then incomplete. ``min_chunks`` splits the lattice at least that
     finely (more, smaller tasks; the answer does not change). ``sink``, if given, receives
     each chunk's listing (the arrays of :attr:`ChunkResult.listing`) as the chunk finishes,
@@ -883,7 +890,7 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
         prune = None
     ubs = None
     bounding = 0.0
-    deadline = deadline_from(time_limit)
+    deadline = deadline_from(time_limit, deadline)
     if prune is not None and not query.summaries and query.points is None \
             and 1 < len(chunks) <= MAX_BOUNDED_CHUNKS:
         bounding = time.perf_counter()
@@ -963,7 +970,7 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
         map_chunks(scan_chunk, [(circuit, plan, chunks[0], query, log_z, 2048,
                                  chunk_deadline)],
                    lambda i, part: found.append(part), progress=progress,
-                   time_limit=_seconds_left(deadline), desc="lattice pilot chunk")
+                   deadline=deadline, desc="lattice pilot chunk")
         pilot = found[0] if found else None
         if pilot is not None:
             seed = ChunkResult(counts=pilot.counts, div=pilot.div, fronts=pilot.fronts)
@@ -971,7 +978,7 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
         collect(0, pilot)
         first = 1
     run = map_chunks(scan_chunk, tasks[first:], lambda i, part: collect(i + first, part),
-                     executor=executor, n_jobs=n_jobs, time_limit=_seconds_left(deadline),
+                     executor=executor, n_jobs=n_jobs, deadline=deadline,
                      progress=progress, desc="lattice chunks")
     witness = until_witness and any(r.counts[0] > 0 for r in results)
     # with a floor, the patterns below it were not scored: complete only with a witness
@@ -990,10 +997,6 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
         stats["probability_floor"] = floor
         stats["smallest_probability_log10"] = log_smallest_probability(circuit) / math.log(10)
     return ScanResult(merged, complete, plan, stats, bits, picked)
-
-
-def _seconds_left(deadline: float | None) -> float | None:
-    return None if deadline is None else max(0.0, deadline - time.time())
 
 
 def summary_bytes(plan: LatticePlan, n_deltas: int) -> int | None:

@@ -30,6 +30,8 @@ from pcfair.inference.quotient import decision_evidence
 from pcfair._random import check_random_state
 from pcfair.inference.sampling import sample_codes
 
+__all__ = ["FairnessMetrics", "fairness_metrics"]
+
 
 @dataclass(frozen=True)
 class FairnessMetrics:

@@ -57,9 +57,10 @@ import time
 
 import numpy as np
 
+from pcfair._clock import deadline_from
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import derived
-from pcfair.errors import OptionError
+from pcfair.errors import OptionError, SpecError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
 from pcfair.patterns._compiled import (
@@ -70,9 +71,10 @@ from pcfair.patterns._compiled import (
     drive,
 )
 from pcfair.patterns.bounds import NaiveBayesBound
-from pcfair.patterns.executors import deadline_from
 from pcfair.patterns.scores import log_normalizer, log_support
 from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
+
+__all__ = ["NaiveBayesTables", "nb_search", "search_naive_bayes"]
 
 #: The modes :func:`nb_search` runs (``search``'s ``"pareto"`` and ``"extension"`` are not).
 NB_MODES = COMPILED_MODES
@@ -262,19 +264,31 @@ def search_naive_bayes(circuit: Circuit, d: int, fav: int, sensitive: list[int],
                        options: SearchOptions = SearchOptions(),
                        order: list[int] | None = None, min_support: float = 0.0,
                        progress: bool | None = False,
-                       partition: tuple[int, int, int] | None = None) -> SearchResult | None:
+                       partition: tuple[int, int, int] | None = None) -> SearchResult:
     """:func:`nb_search` on ``circuit`` with :func:`search`'s arguments and its variable
-    order (``options.ordering``), or None where it does not apply: the circuit is not naive
-    Bayes in ``d`` (:meth:`NaiveBayesBound.from_circuit`), ``options.naive_bayes_bound`` is
-    off or ``options.bound`` forces another bound, a ``partition`` (a share of a split
-    search) is asked for, or ``mode`` is not one of :data:`NB_MODES`. (``options.seed_runs`` is not used: the
-    compiled search does not need a head start.)"""
-    if (mode not in NB_MODES or not options.naive_bayes_bound or partition is not None
-            or options.bound not in ("auto", "naive_bayes")):
-        return None
+    order (``options.ordering``). (``options.seed_runs`` is not used: the compiled search does
+    not need a head start.)
+
+    Raises
+    ------
+    SpecError
+        Where it does not apply (the engine table asks first: the naive-Bayes adapter's
+        ``can_run``): the circuit is not naive Bayes in ``d``
+        (:meth:`NaiveBayesBound.from_circuit`), ``options.naive_bayes_bound`` is off or
+        ``options.bound`` forces another bound, a ``partition`` (a share of a split search)
+        is asked for, or ``mode`` is not one of :data:`NB_MODES`.
+    """
+    if mode not in NB_MODES:
+        raise SpecError(f"the compiled naive-Bayes search answers {NB_MODES}, not {mode!r}")
+    if not options.naive_bayes_bound or options.bound not in ("auto", "naive_bayes"):
+        raise SpecError("the compiled naive-Bayes search runs the naive-Bayes bound, which "
+                        "the options turn off")
+    if partition is not None:
+        raise SpecError("the compiled naive-Bayes search is not split into shares")
     nb = NaiveBayesTables.from_circuit(circuit, d, fav)
     if nb is None:
-        return None
+        raise SpecError("the compiled naive-Bayes search needs a circuit that is naive Bayes "
+                        "in the decision")
     if order is None:
         order = search_order(circuit, d, fav, sensitive, options.ordering)
     return nb_search(nb, circuit.variables.cardinalities, d, fav, sensitive, delta, mode=mode,

@@ -34,6 +34,8 @@ from pcfair.patterns.engines import lists_all
 from pcfair.patterns.results import Certificate, Pattern, PatternSet
 from pcfair.patterns.scores import pattern_evidence
 
+__all__ = ["DiscriminationOracle", "PatternScores"]
+
 
 class PatternScores:
     """Δ of a fixed list of patterns and its Jacobian with respect to the logits.

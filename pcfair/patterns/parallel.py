@@ -27,6 +27,8 @@ from pcfair.patterns.executors import map_chunks
 from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.search_types import SearchResult, pattern_key, search_order
 
+__all__ = ["merge_patterns", "parallel_search"]
+
 
 def _share(runner: Callable, data, d: int, fav: int, sensitive: list[int], delta: float,
            deadline: float | None, kwargs: dict) -> SearchResult:

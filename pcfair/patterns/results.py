@@ -16,6 +16,10 @@ import pandas as pd
 from pcfair.circuit.circuit import Circuit
 from pcfair.patterns.scores import pattern_divergences
 
+__all__ = ["Certificate", "EngineResult", "HANDOVER_SECONDS", "Pattern", "PatternSet",
+           "floor_note", "power_of_ten_text", "readable_patterns", "to_certificate",
+           "to_pattern_set"]
+
 
 @dataclass(frozen=True)
 class Pattern:

@@ -26,6 +26,8 @@ from pcfair._random import check_random_state
 from pcfair.circuit.properties import require_tractable_marginals
 from pcfair.patterns.scores import ScoredPattern, discriminates, log_support, pattern_marginals
 
+__all__ = ["found_patterns", "sample_search"]
+
 
 @dataclass
 class SamplingResult:

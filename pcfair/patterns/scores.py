@@ -40,6 +40,10 @@ from pcfair.errors import NumericalError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns._search_kernels import log_divergence_scores
 
+__all__ = ["DivergenceMasses", "PARETO_RTOL", "PROBABILITY_FLOOR", "ScoredPattern",
+           "THRESHOLD_ATOL", "discriminates", "divergence_scores", "log_normalizer", "log_support",
+           "pattern_divergences", "pattern_evidence", "pattern_marginals"]
+
 #: Absolute tolerance of the strict threshold: a pattern discriminates iff |Δ| > δ + this.
 THRESHOLD_ATOL = 1e-12
 #: Relative tolerance of ties in the strict Pareto filter (probabilities and scores).

@@ -78,6 +78,8 @@ from pcfair.patterns.search_types import (
     search_order,
 )
 
+__all__ = ["divergence_bound", "search"]
+
 
 class _Stop(Exception):
     """Raised inside the recursion to end the search (first witness, or the time limit)."""

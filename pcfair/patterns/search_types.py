@@ -21,6 +21,9 @@ from pcfair.inference.marginals import log_marginals
 from pcfair.patterns.bounds import BOUNDS, TreeBound
 from pcfair.patterns.scores import log_normalizer
 
+__all__ = ["ORDERINGS", "PAPER", "SearchOptions", "SearchResult", "check_choice", "pattern_key",
+           "search_order", "tree_preorder"]
+
 #: The orderings :func:`search_order` knows.
 ORDERINGS = ("auto", "tree", "influence", "index")
 

@@ -23,6 +23,9 @@ from pcfair.patterns import _lattice_kernels as K
 from pcfair.patterns._front_kernels import dominated_sorted
 from pcfair.patterns.scores import PARETO_RTOL, discriminates
 
+__all__ = ["extension_summaries", "pareto_candidates", "pareto_frame", "pareto_mask",
+           "summary_word"]
+
 
 def summary_word(n_deltas: int) -> np.dtype | None:
     """The word type of the summaries' bitmap for ``n_deltas`` thresholds (``2 n + 1`` bits,

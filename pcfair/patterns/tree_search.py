@@ -55,8 +55,9 @@ import time
 
 import numpy as np
 
+from pcfair._clock import deadline_from
 from pcfair.circuit.circuit import Circuit
-from pcfair.errors import OptionError
+from pcfair.errors import OptionError, SpecError
 from pcfair.patterns import _bound_kernels as BK
 from pcfair.patterns import _plateau_kernels as PK
 from pcfair.patterns import _tree_search_kernels as K
@@ -69,7 +70,6 @@ from pcfair.patterns._compiled import (
 )
 from pcfair.patterns._search_kernels import ATOL
 from pcfair.patterns.bounds import TreeBound
-from pcfair.patterns.executors import deadline_from
 from pcfair.patterns.scores import log_support
 from pcfair.patterns.search_types import (
     SearchOptions,
@@ -78,6 +78,8 @@ from pcfair.patterns.search_types import (
     search_order,
     tree_preorder,
 )
+
+__all__ = ["LADDER_AFTER_SECONDS", "LADDER_STEP_SECONDS", "search_tree", "tree_search"]
 
 
 #: Seconds the top-k search runs alone before the ladder (a sixth of the time left at most).
@@ -360,18 +362,26 @@ def search_tree(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta:
                 time_limit: float | None = None, deadline: float | None = None,
                 options: SearchOptions = SearchOptions(), order: list[int] | None = None,
                 min_support: float = 0.0, progress: bool | None = False,
-                partition: tuple[int, int, int] | None = None) -> SearchResult | None:
+                partition: tuple[int, int, int] | None = None) -> SearchResult:
     """:func:`tree_search` on ``circuit`` with :func:`~pcfair.patterns.search.search`'s
-    arguments and variable order (``options.ordering``; the tree order with ``x_first``),
-    or None where it does not apply:
-    ``mode`` is not one of the compiled modes, ``options.bound`` forces another bound, or
-    the circuit is not recognised (:meth:`TreeBound.from_circuit
-    <pcfair.patterns.bounds.TreeBound.from_circuit>`)."""
-    if mode not in COMPILED_MODES or options.bound not in ("auto", "tree"):
-        return None
+    arguments and variable order (``options.ordering``; the tree order with ``x_first``).
+
+    Raises
+    ------
+    SpecError
+        Where it does not apply (the engine table asks first: the tree-search adapter's
+        ``can_run``): ``mode`` is not one of the compiled modes, ``options.bound`` forces
+        another bound, or the circuit is not recognised (:meth:`TreeBound.from_circuit
+        <pcfair.patterns.bounds.TreeBound.from_circuit>`).
+    """
+    if mode not in COMPILED_MODES:
+        raise SpecError(f"the compiled tree search answers {COMPILED_MODES}, not {mode!r}")
+    if options.bound not in ("auto", "tree"):
+        raise SpecError(f"the compiled tree search runs the tree bound, not {options.bound!r}")
     tb = TreeBound.from_circuit(circuit, d, fav)
     if tb is None:
-        return None
+        raise SpecError("the compiled tree search needs a decision-rooted tree model "
+                        "(a Chow-Liu tree as pcfair learn writes it)")
     # the tree order (asked for, or given as search_order gives it: parallel_search passes it
     # to every share) puts each node's x subtrees first
     tree_order = options.ordering in ("auto", "tree")

@@ -247,13 +247,13 @@ def _counts_by_lattice(pc, decision, sensitive, delta: float, engine: str, kw: d
     lists every pattern at the smallest δ by the lattice
     (:func:`pcfair.patterns.engines.lists_by_lattice`)."""
     from pcfair.patterns import engines
-    from pcfair.patterns._arguments import resolve_problem, resolve_request
 
-    problem = resolve_problem(pc, decision, sensitive, kw["favorable"])
-    request = resolve_request("all", delta, engine=engines.check_engine(engine, "all"),
-                              time_limit=kw["time_limit"], n_jobs=kw["n_jobs"],
-                              min_support=kw["min_support"], progress=False)
+    problem, request = engines.question(pc, decision, sensitive, "all", delta,
+                                        favorable=kw["favorable"], engine=engine,
+                                        time_limit=kw["time_limit"], n_jobs=kw["n_jobs"],
+                                        min_support=kw["min_support"], progress=False)
     return engines.lists_by_lattice(problem, request)
+
 
 def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, time_limit,
                   run_on) -> FrontPoints:
@@ -261,10 +261,10 @@ def _dense_points(pc, decision, sensitive, delta, favorable, max_points, rng, ti
     read straight from the lattice engine's listing arrays by the engine table (listing
     millions of patterns as objects would take minutes)."""
     from pcfair.patterns import engines
-    from pcfair.patterns._arguments import resolve_problem, resolve_request
 
-    problem = resolve_problem(pc, decision, sensitive, favorable)
-    request = resolve_request("all", delta, engine="lattice", time_limit=time_limit, **run_on)
+    problem, request = engines.question(pc, decision, sensitive, "all", delta,
+                                        favorable=favorable, engine="lattice",
+                                        time_limit=time_limit, **run_on)
     prob, score, count, complete = engines.sample_listing(problem, request, max_points, rng)
     return FrontPoints(prob, score, count, complete, "lattice", max_points)
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from pcfair._clock import deadline_from
 from pcfair.patterns import executors
-from pcfair.patterns.executors import ChunkRun, deadline_from, map_chunks
+from pcfair.patterns.executors import ChunkRun, map_chunks
 
 HAS_DISTRIBUTED = importlib.util.find_spec("distributed") is not None
 needs_distributed = pytest.mark.skipif(

@@ -13,6 +13,7 @@ import pandas as pd
 import pcfair
 from conftest import SHARED_DATA, requires_data
 from pcfair.circuit import CircuitBuilder
+from pcfair.errors import SpecError
 from pcfair.patterns import find_patterns
 from pcfair.patterns.naive_bayes_search import (NaiveBayesTables, nb_search,
                                                 search_naive_bayes)
@@ -216,15 +217,17 @@ def test_search_naive_bayes_applies_only_to_naive_bayes():
     df["x1"] = (df["x0"] ^ (rng.random(n) < 0.2)).astype(int)
     df["x2"] = (df["x1"] ^ (rng.random(n) < 0.2)).astype(int)
     clt = pcfair.learn_pc(df, "x0")
-    assert search_naive_bayes(clt, 0, 1, [1], 0.05) is None
+    with pytest.raises(SpecError, match="naive Bayes"):
+        search_naive_bayes(clt, 0, 1, [1], 0.05)
     nb = pcfair.learn_pc(df, "x0", structure="naive_bayes")
     res = search_naive_bayes(nb, 0, 1, [1], 0.0, mode="topk", k=3)
     ref = search(nb, 0, 1, [1], 0.0, mode="topk", k=3, options=NB_OPTIONS)
     np.testing.assert_allclose([abs(p.score) for p in res.patterns],
                                [abs(p.score) for p in ref.patterns], atol=1e-12)
-    assert search_naive_bayes(nb, 0, 1, [1], 0.0, mode="pareto") is None
-    assert search_naive_bayes(nb, 0, 1, [1], 0.0,
-                              options=SearchOptions(naive_bayes_bound=False)) is None
+    with pytest.raises(SpecError, match="'pareto'"):
+        search_naive_bayes(nb, 0, 1, [1], 0.0, mode="pareto")
+    with pytest.raises(SpecError, match="turn off"):
+        search_naive_bayes(nb, 0, 1, [1], 0.0, options=SearchOptions(naive_bayes_bound=False))
 
 
 @requires_data()

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from _pcgen import random_psdd, shift_root_logw
-from pcfair.errors import OptionError
+from pcfair.errors import OptionError, SpecError
 from pcfair.patterns._arguments import Problem, Request
 from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.engines import search_engine
@@ -284,12 +284,16 @@ def test_deadline_min_support_and_refusals():
         tree_search(tb, sens, 0.1, [v for v in order if v not in sens] + sens)
     with pytest.raises(OptionError, match="sensitive"):
         tree_search(tb, [0], 0.1, order)
-    # not a tree model, or another bound forced: the Python search answers
+    # not a tree model, or another bound forced: a SpecError (the table's adapter asks first,
+    # and the Python search answers)
     psdd = random_psdd(np.random.default_rng(0), [2, 2, 2, 2])
     if TreeBound.from_circuit(psdd, 0, 1) is None:
-        assert search_tree(psdd, 0, 1, [1], 0.05) is None
-    assert search_tree(pc, 0, 1, sens, 0.05, options=SearchOptions(bound="quotient")) is None
-    assert search_tree(pc, 0, 1, sens, 0.05, mode="pareto") is None
+        with pytest.raises(SpecError, match="tree model"):
+            search_tree(psdd, 0, 1, [1], 0.05)
+    with pytest.raises(SpecError, match="'quotient'"):
+        search_tree(pc, 0, 1, sens, 0.05, options=SearchOptions(bound="quotient"))
+    with pytest.raises(SpecError, match="'pareto'"):
+        search_tree(pc, 0, 1, sens, 0.05, mode="pareto")
     res = search_tree(pc, 0, 1, sens, 0.05, mode="topk", k=3)
     assert res.compiled and res.bound == "tree"
     # the engine table runs it for engine="search"
