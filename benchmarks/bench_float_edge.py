@@ -26,18 +26,13 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = HERE.parent.parent / "shared" / "data"
 SENSITIVE = ["age", "foreign_worker", "sex", "marital_status"]
 
 
@@ -117,55 +112,8 @@ def _child(repeat: int) -> dict:
     return out
 
 
-def _run(tree: Path, repeat: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child",
-                           "--repeat", str(repeat)], env=env, capture_output=True, text=True,
-                          cwd=str(tree))
-    if proc.returncode:
-        raise RuntimeError(f"the run on {tree} failed:\n{proc.stdout}\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--baseline", default="HEAD", help="git revision of the code before")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        print(json.dumps(_child(args.repeat), default=str))
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base),
-                        args.baseline], check=True, capture_output=True)
-        try:
-            rev = subprocess.run(["git", "-C", str(base), "rev-parse", "--short", "HEAD"],
-                                 capture_output=True, text=True).stdout.strip()
-            print(f"baseline {args.baseline} ({rev}) against this checkout; load "
-                  f"{os.getloadavg()[0]:.1f}; best of {args.repeat} × {args.rounds} rounds",
-                  flush=True)
-            before, after = {}, {}
-            for _ in range(args.rounds):
-                for tree, into in ((base, before), (ROOT, after)):
-                    for task, got in _run(tree, args.repeat).items():
-                        if task not in into or got["seconds"] < into[task]["seconds"]:
-                            into[task] = got
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(base)], capture_output=True)
-    print("| task | before | after | after/before | same answer |")
-    print("|---|---|---|---|---|")
-    for task, b in before.items():
-        a = after[task]
-        extra = (f" ({b['rate'] / 1e9:.2f} → {a['rate'] / 1e9:.2f} G patterns/s)"
-                 if "rate" in b else f" ({b['nodes']:,} → {a['nodes']:,} nodes)"
-                 if b.get("nodes") else "")
-        print(f"| {task} | {b['seconds']:.3f} s | {a['seconds']:.3f} s | "
-              f"{a['seconds'] / b['seconds']:.2f}×{extra} | {a['answer'] == b['answer']} |")
-
-
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(HERE))
+    from _before_after import main
+
+    main(__file__, _child, __doc__.split("\n")[0])

@@ -59,7 +59,11 @@ os.environ.setdefault("PCFAIR_DATA", str(SHARED))
 
 import pcfair  # noqa: E402
 from bench_engines import _raw_adult as raw_adult  # noqa: E402  (the same model)
-from pcfair.tables.data import prepare_frame  # noqa: E402
+try:  # pcfair.tables from issue 37 on; pcfair.learn.data before (a --baseline of before_after)
+    from pcfair.tables import data as _data  # noqa: E402
+except ImportError:  # pragma: no cover - an older checkout
+    from pcfair.learn import data as _data  # noqa: E402
+prepare_frame = _data.prepare_frame
 from pcfair.patterns._bound_kernels import (  # noqa: E402
     RULE_C,
     RULE_E,
@@ -94,13 +98,12 @@ def raw_german():
     import tempfile
 
     from pcfair.datasets import fetch_german
-    from pcfair.tables.data import drop_constant_columns
     from pcfair.patterns.support import read_table
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "german.csv"
         fetch_german().frame.to_csv(path, index=False)
-        df, _ = drop_constant_columns(read_table(path), keep=("credit",))
+        df, _ = _data.drop_constant_columns(read_table(path), keep=("credit",))
     frame, _ = prepare_frame(df, "credit", 4)
     return pcfair.learn_pc(frame, "credit")
 
