@@ -234,8 +234,8 @@ def _distinct_top(problem: Problem, request: Request, data: pd.DataFrame) -> Pat
 
 @positional_options("favorable", "engine", "time_limit")
 def certify(pc: Circuit, decision, sensitive, delta: float, *, favorable=None,
-            engine: str = "auto", time_limit: float | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
-            progress: bool | None = None,
+            engine: str = "auto", time_limit: float | None = None,
+            max_bytes: int = DEFAULT_MAX_BYTES, progress: bool | None = None,
             search_options: SearchOptions = SearchOptions(), n_jobs: int = 1,
             executor=None, min_support: float = 0.0, data=None,
             exact_max: bool = False) -> Certificate:
