@@ -64,6 +64,7 @@ KEYS = {
     "naive_bayes_bound": "pcfair.patterns.bounds",
     "tree_bound": "pcfair.patterns.bounds",
     "naive_bayes_tables": "pcfair.patterns.naive_bayes_search",
+    "search_order": "pcfair.patterns.search_types",
 }
 
 #: Quantities that depend on the circuit's graph only (kept by :meth:`Circuit.with_parameters`).

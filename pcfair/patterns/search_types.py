@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pcfair.circuit.circuit import Circuit
+from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns.bounds import BOUNDS, TreeBound
@@ -170,7 +171,9 @@ def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
 
     Every order visits the same lattice, so the answers do not depend on it (each pattern is
     one node); only the pruning does. ``benchmarks/bench_tree_order.py`` measures
-    the orders against each other.
+    the orders against each other. The order is computed once per circuit and question
+    (:mod:`pcfair.circuit.derived`): the engine table, the split search and each compiled
+    search ask for it again for free.
 
     Examples
     --------
@@ -183,7 +186,15 @@ def search_order(circuit: Circuit, d: int, fav: int, sensitive: list[int],
     (1, [1, 2, 3])
     """
     check_choice(ordering, ORDERINGS, "ordering")
-    sens = sorted(set(sensitive))
+    sens = tuple(sorted(set(int(v) for v in sensitive)))
+    key = ("search_order", int(d), int(fav), sens, ordering)
+    return list(derived(circuit, key, lambda: tuple(_search_order(circuit, d, fav, list(sens),
+                                                                  ordering))))
+
+
+def _search_order(circuit: Circuit, d: int, fav: int, sens: list[int],
+                  ordering: str) -> list[int]:
+    """:func:`search_order`, computed (``sens`` sorted, ``ordering`` checked)."""
     rest = [v for v in range(circuit.num_variables) if v != d and v not in set(sens)]
     if ordering == "index":
         return sens + rest

@@ -106,3 +106,29 @@ def test_every_order_gives_the_brute_force_answers(seed, kind, n, zeros, tiny, d
         assert cert.complete and bool(cert.patterns) == bool(want)
         top = tree_search(tb.fresh(), sens, delta, order, mode="topk", k=3)
         assert [abs(p.score) for p in top.patterns] == pytest.approx(best, abs=1e-9)
+
+
+def test_the_order_is_computed_once_per_circuit_and_question(monkeypatch):
+    """The engine table, the split search and the compiled searches ask for the order again;
+    it is computed once (the circuit's derived cache), and a caller that changes the list it
+    gets does not change the next caller's."""
+    import pandas as pd
+
+    from pcfair.learn import learn_pc
+    from pcfair.patterns import search_types
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({f"v{i}": rng.integers(0, 2, 300) for i in range(5)})
+    pc = learn_pc(df, "v0")
+    calls = []
+    real = search_types.decision_information
+    monkeypatch.setattr(search_types, "decision_information",
+                        lambda *a: calls.append(1) or real(*a))
+    first = search_types.search_order(pc, 0, 1, [2, 1], "influence")
+    first.reverse()
+    again = search_types.search_order(pc, 0, 1, [1, 2], "influence")
+    assert len(calls) == 1
+    assert again == first[::-1] and again[:2] in ([1, 2], [2, 1])
+    search_types.search_order(pc, 0, 1, [1, 2], "index")  # another question: computed
+    search_types.search_order(pc, 0, 1, [1], "influence")
+    assert len(calls) == 2  # "index" needs no information
