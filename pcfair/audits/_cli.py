@@ -118,7 +118,7 @@ def add_common(p: argparse.ArgumentParser, *, seed: bool = True, jobs: bool = Fa
 def deadline(args: argparse.Namespace) -> float | None:
     """The command's deadline (a :func:`time.time` value) from ``--time-limit``, counted from
     this call (make it first thing in a sub-command's ``run``); None without a limit."""
-    from pcfair.audits._clock import deadline_from
+    from pcfair._clock import deadline_from
 
     return deadline_from(args.time_limit)
 

@@ -1,4 +1,7 @@
-"""The audits' clock: ``time_limit=`` (seconds) and ``deadline=`` (a :func:`time.time` value).
+"""What an audit stopped by its clock says: the note of :func:`time_limit_note`.
+
+The clock itself is pcfair's one clock (:mod:`pcfair._clock`), which the audits import
+directly: ``time_limit=`` (seconds) and ``deadline=`` (a :func:`time.time` value).
 
 Every audit port that runs long takes ``time_limit``; a caller that shares one clock among
 several calls (``pcfair audit cbs`` scanning several protected classes) passes the same
@@ -13,9 +16,7 @@ clean "nothing found".
 
 from __future__ import annotations
 
-from pcfair._clock import check_time_limit, deadline_from, expired
-
-__all__ = ["check_time_limit", "deadline_from", "expired", "time_limit_note"]
+__all__ = ["time_limit_note"]
 
 
 def time_limit_note(done: int, total: int, what: str) -> str:

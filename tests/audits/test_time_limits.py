@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from pcfair.audits import _cli
-from pcfair.audits._clock import check_time_limit, deadline_from
+from pcfair._clock import check_time_limit, deadline_from
 from pcfair.audits.avoir import Monitor, monitor_model
 from pcfair.audits.cbs import conditional_bias_scan, cbs_audit
 from pcfair.audits.cbs import permutation as permutation_module

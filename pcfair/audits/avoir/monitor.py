@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pcfair.audits._clock import deadline_from, expired
+from pcfair._clock import deadline_from, expired
 from pcfair.audits._model import as_model
 from pcfair.audits._result import AuditResult, json_value
 from pcfair.audits.avoir._kernels import upsert_cumulative

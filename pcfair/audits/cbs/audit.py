@@ -16,7 +16,8 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from pcfair.audits._clock import deadline_from, expired, time_limit_note
+from pcfair._clock import deadline_from, expired
+from pcfair.audits._clock import time_limit_note
 from pcfair.audits.cbs import _kernels
 from pcfair.audits.cbs.definitions import FairnessDefinition, resolve_definition
 from pcfair.audits.cbs.expectations import (

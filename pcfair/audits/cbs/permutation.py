@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 
 from pcfair._progress import progress_bar
-from pcfair.audits._clock import expired
+from pcfair._clock import expired
 from pcfair.audits.cbs.options import CBSOptionError
 
 __all__ = ["permutation_pvalue", "run_permutations", "resolve_n_jobs"]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from pcfair._progress import progress_bar
-from pcfair.audits._clock import expired
+from pcfair._clock import expired
 from pcfair.audits.cbs import _kernels
 from pcfair.audits.cbs.options import CBSOptionError, check_penalty, check_positive_int
 from pcfair.audits.cbs.scoring import CLIP, BernoulliScore, GaussianLogitShiftScore

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from pcfair.audits._clock import deadline_from
+from pcfair._clock import deadline_from
 from pcfair.audits._result import AuditResult, json_value
 from pcfair._random import check_random_state
 from pcfair.errors import SpecError

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from pcfair.audits._clock import expired
+from pcfair._clock import expired
 from pcfair.errors import SpecError
 
 from .fit import SELECTED_TOL, LassoSolver

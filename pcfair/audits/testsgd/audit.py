@@ -12,7 +12,8 @@ import pandas as pd
 
 from pcfair.errors import DataError, SpecError
 
-from pcfair.audits._clock import deadline_from, time_limit_note
+from pcfair._clock import deadline_from
+from pcfair.audits._clock import time_limit_note
 from pcfair.audits._model import as_model
 from pcfair.audits._result import AuditResult
 

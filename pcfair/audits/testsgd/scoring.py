@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pcfair.audits._clock import expired
+from pcfair._clock import expired
 from pcfair.errors import DataError, SpecError
 
 from . import _kernels
