@@ -47,11 +47,13 @@ import pcfair  # noqa: E402
 from pcfair.datasets import load_binarized  # noqa: E402
 from pcfair.patterns import _naive_bayes_kernels as K  # noqa: E402
 from pcfair.patterns import _tree_search_kernels as TK  # noqa: E402
+from pcfair.patterns._arguments import Problem  # noqa: E402
 from pcfair.patterns.parallel import parallel_search  # noqa: E402
 from pcfair.patterns.naive_bayes_search import NaiveBayesTables, nb_search  # noqa: E402
 from pcfair.patterns.scores import pattern_divergences  # noqa: E402
 from pcfair.patterns.search import search  # noqa: E402
-from pcfair.patterns.search_types import PAPER, SearchOptions, search_order  # noqa: E402
+from pcfair.patterns.search_types import (PAPER, SearchOptions, SearchQuery,  # noqa: E402
+                                          search_order)
 from pcfair.patterns.tree_search import search_tree  # noqa: E402
 
 SENSITIVE = ["age", "foreign_worker", "sex", "marital_status"]
@@ -126,16 +128,16 @@ def naive_bayes_rows(df: pd.DataFrame, pseudocount: float, python_limit: float,
 
     def task(label, mode, delta, k=1, rank_by="discrimination"):
         _kernel["seconds"] = 0.0
-        res = nb_search(nb, cards, d, 1, sens, delta, mode=mode, k=k, rank_by=rank_by,
-                        order=order, time_limit=600)
+        query = SearchQuery(delta, mode=mode, k=k, rank_by=rank_by, progress=False)
+        res = nb_search(nb, cards, d, 1, sens, query.but(order=order).within(600))
         val = value(res, pc, d, rank_by, delta)
         row(label, "compiled", res, val, LEARNFAIRNB.get(label, ""))
         out[label] = (res, val)
         runs = [("python (NB bound)", SearchOptions(compiled=False))] + (
             [("python (paper)", PAPER)] if paper else [])
         for name, opts in runs:
-            ref = search(pc, d, 1, sens, delta, mode=mode, k=k, rank_by=rank_by,
-                         time_limit=python_limit, options=opts, progress=False)
+            ref = search(Problem(pc, d, 1, sens),
+                         query.but(options=opts).within(python_limit))
             row(label, name, ref, value(ref, pc, d, rank_by, delta))
             out[(label, name)] = (ref, value(ref, pc, d, rank_by, delta))
         return res, val
@@ -181,24 +183,25 @@ def clt_rows(python_limit: float, compiled_limit: float, lattice_limit: float,
         else:
             print(f"lattice engine: not run to completion (stopped at its {lattice_limit:g} s "
                   f"limit, {spent:.1f} s)")
-            lb = search_tree(pc, d, 1, sens, 0.0, mode="topk", k=1, time_limit=python_limit,
-                             progress=False)
+            lb = search_tree(Problem(pc, d, 1, sens),
+                             SearchQuery(0.0, mode="topk", k=1, progress=False
+                                         ).within(python_limit))
             max_abs = lb.best
             source = (f"the best |Δ| a {python_limit:g} s top-1 search found "
                       f"(complete={lb.complete}; a lower bound, so 'fair' is not guaranteed)")
         delta = max_abs + 0.005
         print(f"certification at δ = {delta:.5f} ({source} + 0.005)\n")
+    certify_query = SearchQuery(delta, mode="first", progress=False)
     bound_header()
     runs = {}
     for label, opts in VARIANTS:
-        res = timed(lambda: branch_and_bound(pc, d, 1, sens, delta, mode="first",
-                                             time_limit=limit(label), options=opts,
-                                             progress=False))
+        res = timed(lambda: branch_and_bound(Problem(pc, d, 1, sens),
+                                             certify_query.but(options=opts
+                                                               ).within(limit(label))))
         runs[label] = res
         bound_row("certify", label, res, verdict(res))
-    res = timed(lambda: parallel_search(search_tree, pc, d, 1, sens, delta, n_jobs=2,
-                                        mode="first", time_limit=compiled_limit,
-                                        progress=False))
+    res = timed(lambda: parallel_search(search_tree, Problem(pc, d, 1, sens),
+                                        certify_query.within(compiled_limit), n_jobs=2))
     runs["tree, compiled ×2"] = res
     bound_row("certify", "tree, compiled ×2", res, verdict(res))
     ratio("certify", runs)
@@ -212,9 +215,9 @@ def clt_rows(python_limit: float, compiled_limit: float, lattice_limit: float,
         bound_header()
         runs = {}
         for label, opts in VARIANTS:
-            res = timed(lambda: branch_and_bound(pc, d, 1, sens, 0.01, mode="topk", k=10,
-                                                 time_limit=limit(label), options=opts,
-                                                 progress=False))
+            top_query = SearchQuery(0.01, mode="topk", k=10, options=opts, progress=False)
+            res = timed(lambda: branch_and_bound(Problem(pc, d, 1, sens),
+                                                 top_query.within(limit(label))))
             runs[label] = res
             bound_row("top-10 |Δ|", label, res,
                       f"{abs(res.patterns[-1].score):.5f}" if res.patterns else "—")
@@ -223,12 +226,11 @@ def clt_rows(python_limit: float, compiled_limit: float, lattice_limit: float,
 
 #: The searches compared on the Chow-Liu circuits: the compiled tree search, the Python search
 #: with the same bound, and the Python search with the paper's quotient bound.
-def branch_and_bound(pc, d, fav, sens, delta, *, options, **kwargs):
-    """The compiled tree search where ``options.compiled`` (the engine table's choice for
-    these circuits), else the Python search with ``options``."""
-    if options.compiled:
-        return search_tree(pc, d, fav, sens, delta, options=options, **kwargs)
-    return search(pc, d, fav, sens, delta, options=options, **kwargs)
+def branch_and_bound(problem, query):
+    """The compiled tree search where ``query.options.compiled`` (the engine table's choice
+    for these circuits), else the Python search with those options."""
+    runner = search_tree if query.options.compiled else search
+    return runner(problem, query)
 
 
 VARIANTS = [("tree, compiled", SearchOptions(bound="tree")),
@@ -304,8 +306,8 @@ def main() -> None:
     wnb = NaiveBayesTables.from_circuit(warm, wd, 1)
     for mode, rank in (("topk", "divergence"), ("first", "discrimination"),
                        ("all", "discrimination")):
-        nb_search(wnb, warm.variables.cardinalities, wd, 1, [warm.names.index("age")], 0.01,
-                  mode=mode, rank_by=rank)
+        nb_search(wnb, warm.variables.cardinalities, wd, 1, [warm.names.index("age")],
+                  SearchQuery(0.01, mode=mode, rank_by=rank, progress=False))
     results = {pcount: naive_bayes_rows(df, pcount, args.python_limit, args.paper)
                for pcount in (() if args.skip_nb else (1.0, 0.0))}
     if results:

@@ -73,6 +73,11 @@ from pcfair.patterns._bound_kernels import (  # noqa: E402
 )
 from pcfair.patterns.bounds import TreeBound  # noqa: E402
 from pcfair.patterns.search_types import search_order  # noqa: E402
+
+try:  # the runners' (problem, query) form (issue 37); a baseline before it reads keywords
+    from pcfair.patterns.search_types import SearchQuery
+except ImportError:
+    SearchQuery = None
 from pcfair.patterns.tree_search import tree_search  # noqa: E402
 
 #: variant name → (variable order, the box's rules, the ladder, the plateau solver, the
@@ -148,9 +153,16 @@ class Task:
         tb = self.tb.fresh()
         tb.rules = rules
         t = time.perf_counter()
-        res = tree_search(tb, self.sens, delta, self.orders[order], mode=mode,
-                          k=k, time_limit=limit, min_support=min_support, ladder=ladder,
-                          plateau=plateau, x_first=order == "tree" and xf)
+        x_first = order == "tree" and xf
+        if SearchQuery is None:
+            res = tree_search(tb, self.sens, delta, self.orders[order], mode=mode, k=k,
+                              time_limit=limit, min_support=min_support, ladder=ladder,
+                              plateau=plateau, x_first=x_first)
+        else:
+            query = SearchQuery(delta, mode=mode, k=k, min_support=min_support, progress=False,
+                                order=self.orders[order])
+            res = tree_search(tb, self.sens, query.within(limit), ladder=ladder,
+                              plateau=plateau, x_first=x_first)
         return res, time.perf_counter() - t
 
 

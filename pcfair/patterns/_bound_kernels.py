@@ -12,6 +12,25 @@ Variable states (``st``): :data:`EXCL` (decided, excluded: marginalised), :data:
 (undecided, not sensitive: ``y`` with any value, or excluded), :data:`FREE_SENS` (undecided,
 sensitive: ``x`` or ``y`` with any value, or excluded), :data:`IN_Y`, :data:`IN_X` (decided,
 with the value ``val``).
+
+:func:`tree_box` reads as its rules, one helper each, and passes the records
+(:mod:`pcfair.patterns._tree_records`) whole. The helpers that take a record are compiled
+without numba's reference counts (``_nrt=False``: they allocate nothing and only borrow
+their caller's arrays), as each field read from a record and each record handed to an
+inlined helper would otherwise count a reference (measured: the box twice as slow with
+them). The cases of a slot (:func:`_observed_cases`, :func:`_x_cases`,
+:func:`_excluded_case`) are plain calls, the rest inlined: inlining them too made the box
+faster still but its first compile slower than that of the kernel before the split. The
+helpers of a slot pass their running intervals as tuples of ends, each ``[X]`` as
+``X_lo, X_hi`` (``lo > hi``: empty so far):
+
+- ``hull``: ``[A], [B], [D], [p_d], [p_¬d]``, the hull of the cases an extension can
+  realise at ``v``;
+- ``mixture``: ``[A], [B], [p_d], [p_¬d]`` of ``v`` unobserved, mixtures over its values
+  (P3);
+- ``hm``: rule H's ``[D]``, then the number of rule M's rows (in ``BoxWork.mix``);
+- ``rc``: rule C's ``min(Σ_c ω_d(c), Σ_c ω_¬d(c))`` and ``Σ_c ω_A(c)``, the hull of the
+  ``D_k``, the range of the ``ℓ_k`` and the hull of the ``ℓ_k + A_k``.
 """
 
 from __future__ import annotations
@@ -87,9 +106,9 @@ def _logaddexp(a: float, b: float) -> float:
     return m + np.log(np.exp(a - m) + np.exp(b - m))
 
 
-@njit(cache=True)
-def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, moff) -> None:
-    """``rr[q, k, k0] = (lo, hi)``: log bounds on ``Π_c m(c, k) / m(c, k0)``, the product
+@njit(cache=True, _nrt=False)
+def _child_ratios(v, lt, q, st, val, model, bw) -> None:
+    """``bw.rr[q, k, k0] = (lo, hi)``: log bounds on ``Π_c m(c, k) / m(c, k0)``, the product
     over ``v``'s children of the ratio of their ``A``-evidence messages at two values of
     ``v``, under the tables ``lt`` of one decision value (``q``: 0 for ``d``, 1 for ``¬d``).
     Each child's ratio ``m(c, k) / m(c, k0) = Σ_l θ(l|k) R_l / Σ_l θ(l|k0) R_l`` lies, by the
@@ -97,10 +116,13 @@ def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, 
     sum (a ratio ``0`` where ``θ(l|k) = 0 < θ(l|k0)``, which an earlier version left out,
     claiming too high a least ratio; +inf where ``θ(l|k0) = 0 < θ(l|k)``; exactly
     ``θ(l|k)/θ(l|k0)`` for a child observed with ``l``; 1 for a child whose subtree holds no
-    evidence; exactly ``m(c, k) / m(c, k0)`` from the exact messages ``lm`` of a child whose
-    subtree has no undecided variable, any ratio where both are 0). The bounds do not
+    evidence; exactly ``m(c, k) / m(c, k0)`` from the exact messages ``bw.lm`` of a child
+    whose subtree has no undecided variable, any ratio where both are 0). The bounds do not
     depend on ``v``'s parent value, so one table serves every parent value;
-    ``rr[q, k, k0, 2:4]`` holds their exponentials."""
+    ``bw.rr[q, k, k0, 2:4]`` holds their exponentials."""
+    card, toff, moff = model.card, model.toff, model.moff
+    ch_ptr, ch_idx = model.ch_ptr, model.ch_idx
+    flags, rr, lm = bw.flags, bw.rr, bw.lm
     kv = card[v]
     for k in range(kv):
         for k0 in range(kv):
@@ -142,7 +164,6 @@ def _child_ratios(v, lt, q, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, 
             rr[q, k, k0, 2] = np.exp(r_min)
             rr[q, k, k0, 3] = np.exp(r_max)
 
-
 @njit(cache=True)
 def _posterior(k0, lt, th, base, kv, rr, q):
     """``(lo, hi)``: log bounds on ``P_δ(v = k0 | A-evidence below v, pa = j)`` under the
@@ -177,18 +198,17 @@ def _posterior(k0, lt, th, base, kv, rr, q):
     hi = min(0.0, _hi(num - hi_den))
     return min(lo, hi), hi
 
-
-@njit(cache=True)
-def _posteriors(v, k, base, ready, st, val, card, toff, lt1, lt0, th1, th0, ch_ptr, ch_idx,
-                flags, rr, lm, moff):
+@njit(cache=True, _nrt=False)
+def _posteriors(v, k, base, ready, st, val, model, bw):
     """:func:`_posterior`'s bounds of ``v = k`` under ``d`` and ``¬d`` (``lo_d, hi_d, lo_¬d,
-    hi_¬d``), filling ``v``'s child-ratio table first unless it is ``ready``."""
+    hi_¬d``; ``base`` the row of ``θ(· | j)``), filling ``v``'s child-ratio table first unless
+    it is ``ready``."""
     if not ready:
-        _child_ratios(v, lt1, 0, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, moff)
-        _child_ratios(v, lt0, 1, st, val, card, toff, ch_ptr, ch_idx, flags, rr, lm, moff)
-    kv = card[v]
-    q1_lo, q1_hi = _posterior(k, lt1, th1, base, kv, rr, 0)
-    q0_lo, q0_hi = _posterior(k, lt0, th0, base, kv, rr, 1)
+        _child_ratios(v, model.lt1, 0, st, val, model, bw)
+        _child_ratios(v, model.lt0, 1, st, val, model, bw)
+    kv = model.card[v]
+    q1_lo, q1_hi = _posterior(k, model.lt1, model.th1, base, kv, bw.rr, 0)
+    q0_lo, q0_hi = _posterior(k, model.lt0, model.th0, base, kv, bw.rr, 1)
     return q1_lo, q1_hi, q0_lo, q0_hi
 
 
@@ -263,15 +283,15 @@ def _mixture_difference(mix, n):
     return _lo(num_lo - den_hi) - 1e-12, _hi(num_hi - den_lo) + 1e-12
 
 
-@njit(cache=True)
-def _oscillation(v, s, val, st_ok, kids_a, j_lo, j_hi, kp, moff, box, imp, ch_ptr, ch_idx,
-                 ctr) -> None:
+@njit(cache=True, _nrt=False)
+def _oscillation(v, st, val, kids_a, j_lo, j_hi, model, bw) -> None:
     """Rule C of :class:`~pcfair.patterns.bounds.TreeBound`: ``ω_δ(v)``, a bound on
-    ``p_δ(v, j) − p_δ(v, j')``, and ``ω_A(v)``, a bound on ``g_A(v, j) − g_A(v, j')``, over the
-    parent values ``j``, ``j'`` (for every extension), written into ``box[m, 10:13]`` of the
-    slots ``j_lo ≤ j < j_hi`` (``ω_d``, ``ω_¬d``, ``ω_A``). +inf where a bounded quantity can
-    be infinite; ``0`` with one parent value; the spread of the exact values in a decided
-    subtree; otherwise by ``v``'s state (``ctr``: :meth:`TreeBound.contraction
+    ``p_δ(v, j) − p_δ(v, j')``, and ``ω_A(v)``, a bound on ``g_A(v, j) − g_A(v, j')``, over
+    the parent values ``j``, ``j'`` (for every extension), written into ``bw.box[m, 10:13]``
+    of the slots ``j_lo ≤ j < j_hi`` (``ω_d``, ``ω_¬d``, ``ω_A``; ``kids_a``: some child's
+    subtree can hold ``A`` evidence). +inf where a bounded quantity can be infinite; ``0``
+    with one parent value; the spread of the exact values in a decided subtree (``bw.flags[v, 0]``);
+    otherwise by ``v``'s state (``model.ctr``: :meth:`TreeBound.contraction
     <pcfair.patterns.bounds.TreeBound.contraction>`'s tables):
 
     - ``ω_δ``: ``0`` in ``y``; ``Δ_k`` in ``x`` with ``k`` (the spread of ``log θ_δ(k | ·)``
@@ -281,6 +301,11 @@ def _oscillation(v, s, val, st_ok, kids_a, j_lo, j_hi, kp, moff, box, imp, ch_pt
       (excluded, or in ``x``): ``0`` when no child's subtree can hold ``A`` evidence, else
       ``min(τ_d, τ_¬d) (spread_k m_k + Σ_c ω_A(c)) + 2h`` (``m_k`` the mid-range of
       ``ℓ_v(k, ·)``, ``h`` the largest half-range); the largest of its cases undecided."""
+    s = st[v]
+    st_ok = bw.flags[v, 0]
+    kp, moff, ctr = model.kp, model.moff, model.ctr
+    ch_ptr, ch_idx = model.ch_ptr, model.ch_idx
+    box, imp = bw.box, bw.imp
     for q in range(3):
         o = 0.0
         if kp[v] > 1:
@@ -331,13 +356,21 @@ def _oscillation(v, s, val, st_ok, kids_a, j_lo, j_hi, kp, moff, box, imp, ch_pt
         for j in range(j_lo, j_hi):
             box[moff[v] + j, 10 + q] = o
 
-@njit(cache=True)
-def _detach(v, a, j_lo, j_hi, kv, toff, lt1, lt0, ch_ptr, ch_idx, moff, box, imp, lm) -> None:
-    """``v`` in ``y`` with value ``a`` (:class:`~pcfair.patterns.bounds.TreeBound`,
+@njit(cache=True, _nrt=False)
+def _detach(v, a, j_lo, j_hi, model, bw) -> None:
+    """Rule E: ``v`` in ``y`` with value ``a`` (:class:`~pcfair.patterns.bounds.TreeBound`,
     "detached evidence"): the sums of the children's ``[A]``, ``[B]``, ``[D]`` at ``a`` and
-    whether their ``A`` / ``B`` evidence is impossible go to ``box[moff[v], 13:19]`` and
-    ``imp[moff[v], 2:4]``, added once at the roots; ``v``'s own slots hold what is left, exact:
-    ``g = ℓ_v(a, j)`` on both sides, ``D = 0``, ``p_δ = 0``, messages ``log θ_δ(a | j)``."""
+    whether their ``A`` / ``B`` evidence is impossible go to ``bw.box[moff[v], 13:19]`` and
+    ``bw.imp[moff[v], 2:4]``, added once at the roots; ``v``'s own slots ``j_lo ≤ j < j_hi``
+    hold what is left, exact: ``g = ℓ_v(a, j)`` on both sides, ``D = 0``, ``p_δ = 0``,
+    messages ``log θ_δ(a | j)``; for its ancestors ``v`` counts as decided and as holding no
+    ``x`` (``bw.flags[v, 0:2]``)."""
+    bw.flags[v, 0] = True
+    bw.flags[v, 1] = False
+    kv = model.card[v]
+    toff, lt1, lt0, moff = model.toff, model.lt1, model.lt0, model.moff
+    ch_ptr, ch_idx = model.ch_ptr, model.ch_idx
+    box, imp, lm = bw.box, bw.imp, bw.lm
     m0 = moff[v]
     for q in range(6):
         box[m0, 13 + q] = 0.0
@@ -370,386 +403,443 @@ def _detach(v, a, j_lo, j_hi, kv, toff, lt1, lt0, ch_ptr, ch_idx, moff, box, imp
         for q in range(4, 10):
             box[m, q] = 0.0
 
+@njit(cache=True, inline="always")
+def _stale(v, model, dirty) -> bool:
+    """Whether ``v``'s entries must be recomputed: ``v``, one of its children or its parent
+    (whose state says which of ``v``'s slots are read) is marked in ``dirty``."""
+    pv = model.par[v]
+    need = dirty[v] or (pv >= 0 and dirty[pv])
+    for e in range(model.ch_ptr[v], model.ch_ptr[v + 1]):
+        if dirty[model.ch_idx[e]]:
+            need = True
+    return need
 
-@njit(cache=True)
-def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx,
-             moff, box, imp, lm, flags, out, dirty, rules, rr, mix) -> None:
-    """Fill ``out = [A_lo, A_hi, B_lo, B_hi, D_lo, D_hi, impA, impB]`` for the forest's roots
-    (the children of the decision), summed over the roots.
 
-    Per feature ``v`` and parent value ``j`` (slot ``m = moff[v] + j``): ``box[m, 0:6]`` the
-    intervals of ``A``, ``B`` and ``D``, ``box[m, 6:10]`` those of ``p_d`` and ``p_¬d`` (the
-    log-probability of the subtree's ``x'`` evidence given its ``y'`` evidence),
-    ``imp[m, 0/1]`` whether the ``A`` / ``B`` evidence of the subtree has probability zero
-    under both decision values for every extension, ``lm[m, 0:4]`` the exact
-    ``log P_d(e_sub | pa = j)`` (``A`` under ``d``, ``A`` under ``¬d``, ``B`` under ``d``, ``B``
-    under ``¬d``) when the subtree has no undecided variable. ``flags[v]``: the subtree has no
-    undecided variable; it holds a variable that is or can become part of ``x'``; its ``A``
-    evidence can be non-empty; its ``B`` evidence can be. ``lt1``/``lt0``:
-    ``log θ_d(v = k | pa = j)`` at ``toff[v] + j * card[v] + k``, ``th1``/``th0`` the same
-    in linear space.
+@njit(cache=True, inline="always")
+def _fill_flags(v, st, model, flags):
+    """``flags[v]`` from ``v``'s state and its children's flags; returns ``(kids_a,
+    kids_b)``: whether some child's subtree can hold ``A`` (resp. ``B``) evidence."""
+    s = st[v]
+    st_ok = s == EXCL or s == IN_Y or s == IN_X
+    xc = s == FREE_SENS or s == IN_X
+    kids_a = False
+    kids_b = False
+    for e in range(model.ch_ptr[v], model.ch_ptr[v + 1]):
+        c = model.ch_idx[e]
+        st_ok = st_ok and flags[c, 0]
+        xc = xc or flags[c, 1]
+        kids_a = kids_a or flags[c, 2]
+        kids_b = kids_b or flags[c, 3]
+    flags[v, 0] = st_ok
+    flags[v, 1] = xc
+    flags[v, 2] = kids_a or s == IN_Y or s == FREE or s == FREE_SENS
+    flags[v, 3] = kids_b or s != EXCL
+    return kids_a, kids_b
 
-    ``box[m, 10:12]`` the oscillations of rule C (:func:`_oscillation`; ``ctr`` its tables
-    of the model, :meth:`TreeBound.contraction
-    <pcfair.patterns.bounds.TreeBound.contraction>`).
 
-    ``rules``: the rules to apply (bits :data:`RULE_H`, :data:`RULE_M`, :data:`RULE_C`,
-    :data:`RULE_E`);
-    ``rr`` and ``mix``: the scratch of H and M
-    (:meth:`TreeBound.scratch <pcfair.patterns.bounds.TreeBound.scratch>`).
+@njit(cache=True, inline="always")
+def _read_slots(v, st, val, model):
+    """``(j_lo, j_hi)``: the slots of ``v`` to fill, every parent value, or only the slot of
+    its parent's value when the parent is in ``y`` (the parent reads no other)."""
+    pv = model.par[v]
+    if pv >= 0 and st[pv] == IN_Y:
+        return val[pv], val[pv] + 1
+    return 0, model.kp[v]
 
-    Incremental: a feature's entries depend only on the states in its subtree, so only the
-    features marked in ``dirty`` (whose ``st``/``val`` changed since the arrays were last
-    filled; all of them the first time), their ancestors and their children are recomputed;
-    ``dirty`` is cleared on return. A feature whose parent is in ``y`` fills only the slot
-    of the parent's value: a parent in ``y`` reads its children's other slots into its
-    mixtures only, which its own cases never use (the other slots keep older values, and the
-    parent's change of state marks the children for recomputation).
-    """
-    nf = post.shape[0]
-    for i in range(nf):
-        v = post[i]
-        pv = par[v]
-        # a changed parent state changes which of v's slots are read (below)
-        need = dirty[v] or (pv >= 0 and dirty[pv])
+
+@njit(cache=True, inline="always")
+def _exact_slot(v, j, st, val, model, bw) -> None:
+    """Slot ``j`` of ``v`` whose subtree has no undecided variable: the exact messages
+    ``bw.lm`` (by (P2), (P3) as sums, in log space), and from them ``g_A``, ``g_B``, their
+    difference, ``p_δ`` and the flags, exactly."""
+    s = st[v]
+    kv = model.card[v]
+    m = model.moff[v] + j
+    base = model.toff[v] + j * kv
+    lt1, lt0, moff = model.lt1, model.lt0, model.moff
+    ch_ptr, ch_idx = model.ch_ptr, model.ch_idx
+    box, imp, lm = bw.box, bw.imp, bw.lm
+    obs_a = val[v] if s == IN_Y else -1
+    obs_b = val[v] if (s == IN_Y or s == IN_X) else -1
+    a1 = NEG
+    a0 = NEG
+    b1 = NEG
+    b0 = NEG
+    for k in range(kv):
+        ca1 = 0.0
+        ca0 = 0.0
+        cb1 = 0.0
+        cb0 = 0.0
         for e in range(ch_ptr[v], ch_ptr[v + 1]):
-            if dirty[ch_idx[e]]:
-                need = True
-        if not need:
-            continue  # nothing changed below v: its entries stand
-        dirty[v] = True  # so that its parent is recomputed too
-        s = st[v]
-        st_ok = s == EXCL or s == IN_Y or s == IN_X
-        xc = s == FREE_SENS or s == IN_X
-        kids_a = False  # some child's subtree can hold A (resp. B) evidence
-        kids_b = False
-        for e in range(ch_ptr[v], ch_ptr[v + 1]):
-            c = ch_idx[e]
-            st_ok = st_ok and flags[c, 0]
-            xc = xc or flags[c, 1]
-            kids_a = kids_a or flags[c, 2]
-            kids_b = kids_b or flags[c, 3]
-        flags[v, 0] = st_ok
-        flags[v, 1] = xc
-        flags[v, 2] = kids_a or s == IN_Y or s == FREE or s == FREE_SENS
-        flags[v, 3] = kids_b or s != EXCL
-        kv = card[v]
-        ratios = False  # rr holds v's child ratios (computed at the first need)
-        j_lo = 0
-        j_hi = kp[v]
-        if pv >= 0 and st[pv] == IN_Y:  # the parent reads only the slot of its value
-            j_lo = val[pv]
-            j_hi = j_lo + 1
-        if s == IN_Y and rules & RULE_E:  # the children's part detached: v exact above
-            flags[v, 0] = True
-            flags[v, 1] = False
-            _detach(v, val[v], j_lo, j_hi, kv, toff, lt1, lt0, ch_ptr, ch_idx, moff, box,
-                    imp, lm)
-            if rules & RULE_C:
-                _oscillation(v, s, val, True, kids_a, j_lo, j_hi, kp, moff, box, imp,
-                             ch_ptr, ch_idx, ctr)
+            cm = moff[ch_idx[e]] + k
+            ca1 += lm[cm, 0]
+            ca0 += lm[cm, 1]
+            cb1 += lm[cm, 2]
+            cb0 += lm[cm, 3]
+        if obs_a < 0 or obs_a == k:
+            a1 = _logaddexp(a1, lt1[base + k] + ca1)
+            a0 = _logaddexp(a0, lt0[base + k] + ca0)
+        if obs_b < 0 or obs_b == k:
+            b1 = _logaddexp(b1, lt1[base + k] + cb1)
+            b0 = _logaddexp(b0, lt0[base + k] + cb0)
+    lm[m, 0] = a1
+    lm[m, 1] = a0
+    lm[m, 2] = b1
+    lm[m, 3] = b0
+    ia = a1 == NEG and a0 == NEG
+    ib = b1 == NEG and b0 == NEG
+    imp[m, 0] = ia
+    imp[m, 1] = ib
+    ga = 0.0 if ia else a1 - a0
+    gb = 0.0 if ib else b1 - b0
+    box[m, 0] = ga
+    box[m, 1] = ga
+    box[m, 2] = gb
+    box[m, 3] = gb
+    box[m, 4] = _lo(gb - ga)
+    box[m, 5] = _hi(gb - ga)
+    for q in range(2):  # p_δ = log m_δ(B) − log m_δ(A), exactly
+        pq = lm[m, 2 + q] - lm[m, q]
+        box[m, 6 + 2 * q] = NEG if pq != pq else pq
+        box[m, 7 + 2 * q] = 0.0 if pq != pq else pq
+
+
+@njit(cache=True, inline="always")
+def _child_oscillations(v, st, model, bw, rules):
+    """Rule C's sums of the children's oscillations, ``(min(Σ_c ω_d(c), Σ_c ω_¬d(c)),
+    Σ_c ω_A(c))`` (one value for every slot of ``v``); ``(+inf, 0)`` where the rule is off or
+    does not apply (``v`` in ``y``, or its subtree holds no ``x``)."""
+    om = POS
+    oa = 0.0
+    if bw.flags[v, 1] and st[v] != IN_Y and rules & RULE_C:
+        om1 = 0.0
+        om0 = 0.0
+        for e in range(model.ch_ptr[v], model.ch_ptr[v + 1]):
+            c = model.moff[model.ch_idx[e]]
+            om1 += bw.box[c, 10]
+            om0 += bw.box[c, 11]
+            oa += bw.box[c, 12]
+        om = min(om1, om0)
+    return om, oa
+
+
+@njit(cache=True, inline="always")
+def _child_sums(v, k, model, bw):
+    """The sums over ``v``'s children ``c`` of their intervals at ``v = k`` (slot ``moff[c] +
+    k``): ``[A]``, ``[B]``, ``[D]``, ``[p_d]``, ``[p_¬d]`` as ten ends (``lo, hi`` each), then
+    whether some child's ``A``, and ``B``, evidence is impossible."""
+    moff, ch_ptr, ch_idx = model.moff, model.ch_ptr, model.ch_idx
+    box, imp = bw.box, bw.imp
+    sa_lo = 0.0
+    sa_hi = 0.0
+    sb_lo = 0.0
+    sb_hi = 0.0
+    sd_lo = 0.0
+    sd_hi = 0.0
+    s1_lo = 0.0
+    s1_hi = 0.0
+    s0_lo = 0.0
+    s0_hi = 0.0
+    ia = False
+    ib = False
+    for e in range(ch_ptr[v], ch_ptr[v + 1]):
+        cm = moff[ch_idx[e]] + k
+        s1_lo = _lo(s1_lo + box[cm, 6])
+        s1_hi = _hi(s1_hi + box[cm, 7])
+        s0_lo = _lo(s0_lo + box[cm, 8])
+        s0_hi = _hi(s0_hi + box[cm, 9])
+        sa_lo = _lo(sa_lo + box[cm, 0])
+        sa_hi = _hi(sa_hi + box[cm, 1])
+        sb_lo = _lo(sb_lo + box[cm, 2])
+        sb_hi = _hi(sb_hi + box[cm, 3])
+        sd_lo = _lo(sd_lo + box[cm, 4])
+        sd_hi = _hi(sd_hi + box[cm, 5])
+        ia = ia or imp[cm, 0]
+        ib = ib or imp[cm, 1]
+    return sa_lo, sa_hi, sb_lo, sb_hi, sd_lo, sd_hi, s1_lo, s1_hi, s0_lo, s0_hi, ia, ib
+
+
+@njit(cache=True, _nrt=False)
+def _observed_cases(v, j, st, val, model, bw, rules, ratios):
+    """One pass over ``v``'s values ``k`` at slot ``j``: the case ``v`` in ``y`` with ``k``
+    (observed on both sides, by (P2): the children's sums), and the mixtures over ``k`` of
+    ``v`` unobserved (P3), with what rules H, M and C need of them. Returns ``(hull,
+    mixture, hm, ck, ratios)``: the hull of the cases so far, the mixture intervals, rule
+    H's ``[D]`` and rule M's row count (its rows in ``bw.mix``), rule C's hulls of the
+    ``D_k`` and of the ``ℓ_k``, and whether ``bw.rr`` holds ``v``'s child ratios (the
+    module docstring names each tuple's ends)."""
+    s = st[v]
+    kv = model.card[v]
+    base = model.toff[v] + j * kv
+    lt1, lt0, mix = model.lt1, model.lt0, bw.mix
+    # hulls of the cases; the mixtures (v unobserved) over the values k
+    a_lo, a_hi, b_lo, b_hi, d_lo, d_hi = POS, NEG, POS, NEG, POS, NEG
+    mxa_lo, mxa_hi, mxb_lo, mxb_hi = POS, NEG, POS, NEG
+    # p_δ hulls of the cases, and of the mixture (v unobserved on both sides)
+    p1_lo, p1_hi, p0_lo, p0_hi = POS, NEG, POS, NEG
+    mp1_lo, mp1_hi, mp0_lo, mp0_hi = POS, NEG, POS, NEG
+    # D of the mixture (v unobserved on both sides) as the hull over k of the
+    # x-case expressions log α_k − log β_k + Σ_c D(c, k) (see TreeBound, rule M)
+    md_lo, md_hi = POS, NEG
+    mixed = (bw.flags[v, 1] and (s == EXCL or s == FREE or s == FREE_SENS)
+             and rules & (RULE_H | RULE_M) != 0)
+    cd_lo, cd_hi = POS, NEG  # rule C: the hull of the D_k
+    el_lo, el_hi = POS, NEG  # the range of ℓ_k over the mixture's values
+    nmix = 0
+    for k in range(kv):
+        if lt1[base + k] == NEG and lt0[base + k] == NEG:
+            continue  # θ_d(k | j) = 0 for both d: no mass, in no mixture or case
+        ell = lt1[base + k] - lt0[base + k]
+        (sa_lo, sa_hi, sb_lo, sb_hi, sd_lo, sd_hi, s1_lo, s1_hi, s0_lo, s0_hi, ia,
+         ib) = _child_sums(v, k, model, bw)
+        ra_lo = _lo(ell + sa_lo)
+        ra_hi = _hi(ell + sa_hi)
+        rb_lo = _lo(ell + sb_lo)
+        rb_hi = _hi(ell + sb_hi)
+        if not ia:
+            mxa_lo = min(mxa_lo, ra_lo)
+            mxa_hi = max(mxa_hi, ra_hi)
+            mp1_lo = min(mp1_lo, s1_lo)
+            mp1_hi = max(mp1_hi, s1_hi)
+            mp0_lo = min(mp0_lo, s0_lo)
+            mp0_hi = max(mp0_hi, s0_hi)
+        if not ib:
+            mxb_lo = min(mxb_lo, rb_lo)
+            mxb_hi = max(mxb_hi, rb_hi)
+            if not ia:
+                cd_lo = min(cd_lo, sd_lo)
+                cd_hi = max(cd_hi, sd_hi)
+        if not ia:
+            el_lo = min(el_lo, ell)
+            el_hi = max(el_hi, ell)
+        if mixed and not ia:
+            q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, model, bw)
+            ratios = True
+            if not ib:
+                md_lo = min(md_lo, _lo(_lo(q1_lo - q0_hi) + sd_lo))
+                md_hi = max(md_hi, _hi(_hi(q1_hi - q0_lo) + sd_hi))
+            mix[nmix, 0] = math.exp(q1_lo)
+            mix[nmix, 1] = math.exp(q1_hi)
+            mix[nmix, 2] = math.exp(q0_lo)
+            mix[nmix, 3] = math.exp(q0_hi)
+            if ib:  # U_k = W_k = 0 for every extension
+                for q in range(4, 8):
+                    mix[nmix, q] = NEG
+            else:
+                mix[nmix, 4] = s1_lo
+                mix[nmix, 5] = s1_hi
+                mix[nmix, 6] = s0_lo
+                mix[nmix, 7] = s0_hi
+            nmix += 1
+        # v observed with value k in both evidences (v in y)
+        if (s == IN_Y and val[v] == k) or s == FREE or s == FREE_SENS:
+            if not ia:
+                a_lo = min(a_lo, ra_lo)
+                a_hi = max(a_hi, ra_hi)
+                p1_lo = min(p1_lo, s1_lo)
+                p1_hi = max(p1_hi, s1_hi)
+                p0_lo = min(p0_lo, s0_lo)
+                p0_hi = max(p0_hi, s0_hi)
+            if not ib:
+                b_lo = min(b_lo, rb_lo)
+                b_hi = max(b_hi, rb_hi)
+            if not (ia or ib):
+                d_lo = min(d_lo, sd_lo)
+                d_hi = max(d_hi, sd_hi)
+    return ((a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, p1_lo, p1_hi, p0_lo, p0_hi),
+            (mxa_lo, mxa_hi, mxb_lo, mxb_hi, mp1_lo, mp1_hi, mp0_lo, mp0_hi),
+            (md_lo, md_hi, nmix), (cd_lo, cd_hi, el_lo, el_hi), ratios)
+
+
+@njit(cache=True, _nrt=False)
+def _x_cases(v, j, st, val, model, bw, rules, hull, mixture, rc, ratios):
+    """The cases ``v`` in ``x`` with ``k`` (observed in ``B`` only) at slot ``j``: ``g_B`` by
+    (P2), ``g_A`` the mixture whatever ``k`` is; ``p_δ`` from the posterior of ``v = k``;
+    ``D`` the difference of the two intervals, intersected with ``log α_k − log β_k +
+    Σ_c D(c, k)`` (the posteriors' ratio sharpened by rule C). Returns ``hull`` widened by
+    them, and whether ``bw.rr`` holds ``v``'s child ratios."""
+    a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, p1_lo, p1_hi, p0_lo, p0_hi = hull
+    mxa_lo = mixture[0]
+    mxa_hi = mixture[1]
+    oa = rc[1]
+    el_lo = rc[4]
+    el_hi = rc[5]
+    has_a = mxa_lo <= mxa_hi
+    s = st[v]
+    kv = model.card[v]
+    base = model.toff[v] + j * kv
+    lt1, lt0 = model.lt1, model.lt0
+    # the A side is the mixture whatever k is (possible or not on the B side)
+    if has_a:
+        a_lo = min(a_lo, mxa_lo)
+        a_hi = max(a_hi, mxa_hi)
+    for k in range(kv):
+        if s == IN_X and val[v] != k:
             continue
-        # rule C: the sums of the children's oscillations (one value for every slot)
-        om = POS
-        oa = 0.0
-        if xc and s != IN_Y and not st_ok and rules & RULE_C:
-            om1 = 0.0
-            om0 = 0.0
-            for e in range(ch_ptr[v], ch_ptr[v + 1]):
-                om1 += box[moff[ch_idx[e]], 10]
-                om0 += box[moff[ch_idx[e]], 11]
-                oa += box[moff[ch_idx[e]], 12]
-            om = min(om1, om0)
-        for j in range(j_lo, j_hi):
-            m = moff[v] + j
-            base = toff[v] + j * kv
-            if st_ok:
-                obs_a = val[v] if s == IN_Y else -1
-                obs_b = val[v] if (s == IN_Y or s == IN_X) else -1
-                a1 = NEG
-                a0 = NEG
-                b1 = NEG
-                b0 = NEG
-                for k in range(kv):
-                    ca1 = 0.0
-                    ca0 = 0.0
-                    cb1 = 0.0
-                    cb0 = 0.0
-                    for e in range(ch_ptr[v], ch_ptr[v + 1]):
-                        cm = moff[ch_idx[e]] + k
-                        ca1 += lm[cm, 0]
-                        ca0 += lm[cm, 1]
-                        cb1 += lm[cm, 2]
-                        cb0 += lm[cm, 3]
-                    if obs_a < 0 or obs_a == k:
-                        a1 = _logaddexp(a1, lt1[base + k] + ca1)
-                        a0 = _logaddexp(a0, lt0[base + k] + ca0)
-                    if obs_b < 0 or obs_b == k:
-                        b1 = _logaddexp(b1, lt1[base + k] + cb1)
-                        b0 = _logaddexp(b0, lt0[base + k] + cb0)
-                lm[m, 0] = a1
-                lm[m, 1] = a0
-                lm[m, 2] = b1
-                lm[m, 3] = b0
-                ia = a1 == NEG and a0 == NEG
-                ib = b1 == NEG and b0 == NEG
-                imp[m, 0] = ia
-                imp[m, 1] = ib
-                ga = 0.0 if ia else a1 - a0
-                gb = 0.0 if ib else b1 - b0
-                box[m, 0] = ga
-                box[m, 1] = ga
-                box[m, 2] = gb
-                box[m, 3] = gb
-                box[m, 4] = _lo(gb - ga)
-                box[m, 5] = _hi(gb - ga)
-                for q in range(2):  # p_δ = log m_δ(B) − log m_δ(A), exactly
-                    pq = lm[m, 2 + q] - lm[m, q]
-                    box[m, 6 + 2 * q] = NEG if pq != pq else pq
-                    box[m, 7 + 2 * q] = 0.0 if pq != pq else pq
-                continue
-            # hulls of the cases; the mixtures (v unobserved) over the values k
-            a_lo, a_hi, b_lo, b_hi, d_lo, d_hi = POS, NEG, POS, NEG, POS, NEG
-            mxa_lo, mxa_hi, mxb_lo, mxb_hi = POS, NEG, POS, NEG
-            # p_δ hulls of the cases, and of the mixture (v unobserved on both sides)
-            p1_lo, p1_hi, p0_lo, p0_hi = POS, NEG, POS, NEG
-            mp1_lo, mp1_hi, mp0_lo, mp0_hi = POS, NEG, POS, NEG
-            # D of the mixture (v unobserved on both sides) as the hull over k of the
-            # x-case expressions log α_k − log β_k + Σ_c D(c, k) (see TreeBound, rule M)
-            md_lo, md_hi = POS, NEG
-            mixed = (xc and (s == EXCL or s == FREE or s == FREE_SENS)
-                     and rules & (RULE_H | RULE_M) != 0)
-            cd_lo, cd_hi = POS, NEG  # rule C: the hull of the D_k
-            el_lo, el_hi = POS, NEG  # the range of ℓ_k over the mixture's values
-            nmix = 0
-            for k in range(kv):
-                if lt1[base + k] == NEG and lt0[base + k] == NEG:
-                    continue  # θ_d(k | j) = 0 for both d: no mass, in no mixture or case
-                ell = lt1[base + k] - lt0[base + k]
-                sa_lo = 0.0
-                sa_hi = 0.0
-                sb_lo = 0.0
-                sb_hi = 0.0
-                sd_lo = 0.0
-                sd_hi = 0.0
-                s1_lo = 0.0
-                s1_hi = 0.0
-                s0_lo = 0.0
-                s0_hi = 0.0
-                ia = False
-                ib = False
-                for e in range(ch_ptr[v], ch_ptr[v + 1]):
-                    cm = moff[ch_idx[e]] + k
-                    s1_lo = _lo(s1_lo + box[cm, 6])
-                    s1_hi = _hi(s1_hi + box[cm, 7])
-                    s0_lo = _lo(s0_lo + box[cm, 8])
-                    s0_hi = _hi(s0_hi + box[cm, 9])
-                    sa_lo = _lo(sa_lo + box[cm, 0])
-                    sa_hi = _hi(sa_hi + box[cm, 1])
-                    sb_lo = _lo(sb_lo + box[cm, 2])
-                    sb_hi = _hi(sb_hi + box[cm, 3])
-                    sd_lo = _lo(sd_lo + box[cm, 4])
-                    sd_hi = _hi(sd_hi + box[cm, 5])
-                    ia = ia or imp[cm, 0]
-                    ib = ib or imp[cm, 1]
-                ra_lo = _lo(ell + sa_lo)
-                ra_hi = _hi(ell + sa_hi)
-                rb_lo = _lo(ell + sb_lo)
-                rb_hi = _hi(ell + sb_hi)
-                if not ia:
-                    mxa_lo = min(mxa_lo, ra_lo)
-                    mxa_hi = max(mxa_hi, ra_hi)
-                    mp1_lo = min(mp1_lo, s1_lo)
-                    mp1_hi = max(mp1_hi, s1_hi)
-                    mp0_lo = min(mp0_lo, s0_lo)
-                    mp0_hi = max(mp0_hi, s0_hi)
-                if not ib:
-                    mxb_lo = min(mxb_lo, rb_lo)
-                    mxb_hi = max(mxb_hi, rb_hi)
-                    if not ia:
-                        cd_lo = min(cd_lo, sd_lo)
-                        cd_hi = max(cd_hi, sd_hi)
-                if not ia:
-                    el_lo = min(el_lo, ell)
-                    el_hi = max(el_hi, ell)
-                if mixed and not ia:
-                    q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, card,
-                                                             toff, lt1, lt0, th1, th0, ch_ptr,
-                                                             ch_idx, flags, rr, lm, moff)
-                    ratios = True
-                    if not ib:
-                        md_lo = min(md_lo, _lo(_lo(q1_lo - q0_hi) + sd_lo))
-                        md_hi = max(md_hi, _hi(_hi(q1_hi - q0_lo) + sd_hi))
-                    mix[nmix, 0] = math.exp(q1_lo)
-                    mix[nmix, 1] = math.exp(q1_hi)
-                    mix[nmix, 2] = math.exp(q0_lo)
-                    mix[nmix, 3] = math.exp(q0_hi)
-                    if ib:  # U_k = W_k = 0 for every extension
-                        for q in range(4, 8):
-                            mix[nmix, q] = NEG
-                    else:
-                        mix[nmix, 4] = s1_lo
-                        mix[nmix, 5] = s1_hi
-                        mix[nmix, 6] = s0_lo
-                        mix[nmix, 7] = s0_hi
-                    nmix += 1
-                # v observed with value k in both evidences (v in y)
-                if (s == IN_Y and val[v] == k) or s == FREE or s == FREE_SENS:
-                    if not ia:
-                        a_lo = min(a_lo, ra_lo)
-                        a_hi = max(a_hi, ra_hi)
-                        p1_lo = min(p1_lo, s1_lo)
-                        p1_hi = max(p1_hi, s1_hi)
-                        p0_lo = min(p0_lo, s0_lo)
-                        p0_hi = max(p0_hi, s0_hi)
-                    if not ib:
-                        b_lo = min(b_lo, rb_lo)
-                        b_hi = max(b_hi, rb_hi)
-                    if not (ia or ib):
-                        d_lo = min(d_lo, sd_lo)
-                        d_hi = max(d_hi, sd_hi)
-            # v observed in B only (v in x), or in neither (excluded): A is a mixture, by
-            # (P3), or exactly 0, by (P1), when no child's subtree can hold evidence
-            has_a = mxa_lo <= mxa_hi
-            has_b = mxb_lo <= mxb_hi
-            ca_lo, ca_hi = mxa_lo, mxa_hi  # the hull of ℓ_k + A_k (rule C)
-            if not kids_a:
-                mxa_lo = 0.0
-                mxa_hi = 0.0
-                has_a = True
-            if not kids_b:
-                mxb_lo = 0.0
-                mxb_hi = 0.0
-                has_b = True
-            if s == IN_X or s == FREE_SENS:
-                # the A side is the mixture whatever k is (possible or not on the B side)
-                if has_a:
-                    a_lo = min(a_lo, mxa_lo)
-                    a_hi = max(a_hi, mxa_hi)
-                for k in range(kv):
-                    if s == IN_X and val[v] != k:
-                        continue
-                    if lt1[base + k] == NEG and lt0[base + k] == NEG:
-                        if has_a:  # B impossible on both sides: p_δ = −inf
-                            p1_lo = NEG
-                            p0_lo = NEG
-                            p1_hi = max(p1_hi, NEG)
-                            p0_hi = max(p0_hi, NEG)
-                        continue
-                    ell = lt1[base + k] - lt0[base + k]
-                    sb_lo = 0.0
-                    sb_hi = 0.0
-                    sd_lo = 0.0
-                    sd_hi = 0.0
-                    s1_lo = 0.0
-                    s1_hi = 0.0
-                    s0_lo = 0.0
-                    s0_hi = 0.0
-                    ib = False
-                    for e in range(ch_ptr[v], ch_ptr[v + 1]):
-                        cm = moff[ch_idx[e]] + k
-                        sb_lo = _lo(sb_lo + box[cm, 2])
-                        sb_hi = _hi(sb_hi + box[cm, 3])
-                        sd_lo = _lo(sd_lo + box[cm, 4])
-                        sd_hi = _hi(sd_hi + box[cm, 5])
-                        s1_lo = _lo(s1_lo + box[cm, 6])
-                        s1_hi = _hi(s1_hi + box[cm, 7])
-                        s0_lo = _lo(s0_lo + box[cm, 8])
-                        s0_hi = _hi(s0_hi + box[cm, 9])
-                        ib = ib or imp[cm, 1]
-                    # log P_δ(v = k | A below, j): bounds by the children's mediants
-                    q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, card,
-                                                             toff, lt1, lt0, th1, th0, ch_ptr,
-                                                             ch_idx, flags, rr, lm, moff)
-                    ratios = True
-                    if has_a:
-                        p1_lo = min(p1_lo, _lo(q1_lo + s1_lo))
-                        p1_hi = max(p1_hi, _hi(q1_hi + s1_hi))
-                        p0_lo = min(p0_lo, _lo(q0_lo + s0_lo))
-                        p0_hi = max(p0_hi, _hi(q0_hi + s0_hi))
-                    if ib:
-                        continue
-                    rb_lo = _lo(ell + sb_lo)
-                    rb_hi = _hi(ell + sb_hi)
-                    b_lo = min(b_lo, rb_lo)
-                    b_hi = max(b_hi, rb_hi)
-                    if has_a:
-                        # D = log α_k − log β_k + Σ_c D(c, k) (posteriors α, β of v = k under
-                        # d, ¬d), intersected with the difference of the two intervals
-                        lo1 = _lo(rb_lo - mxa_hi)
-                        hi1 = _hi(rb_hi - mxa_lo)
-                        r_lo = _lo(q1_lo - q0_hi)
-                        r_hi = _hi(q1_hi - q0_lo)
-                        if rules & RULE_C:
-                            # rule C: log α_k/β_k = ρ_k − log E_β e^ρ, ρ_l = ℓ_l + A_l, and
-                            # the A_l spread by at most Σ_c ω_A(c)
-                            r_lo, r_hi = _meet(r_lo, r_hi, _lo(_lo(ell - el_hi) - oa) - 1e-12,
-                                               _hi(_hi(ell - el_lo) + oa) + 1e-12)
-                        lo2 = _lo(r_lo + sd_lo)
-                        hi2 = _hi(r_hi + sd_hi)
-                        lo, hi = _meet(lo1, hi1, lo2, hi2)
-                        d_lo = min(d_lo, lo)
-                        d_hi = max(d_hi, hi)
-            if s == EXCL or s == FREE or s == FREE_SENS:
-                if has_a:
-                    a_lo = min(a_lo, mxa_lo)
-                    a_hi = max(a_hi, mxa_hi)
-                if has_b:
-                    b_lo = min(b_lo, mxb_lo)
-                    b_hi = max(b_hi, mxb_hi)
-                if has_a:
-                    p1_lo = min(p1_lo, mp1_lo)
-                    p1_hi = max(p1_hi, mp1_hi)
-                    p0_lo = min(p0_lo, mp0_lo)
-                    p0_hi = max(p0_hi, mp0_hi)
-                if has_a and has_b:
-                    if xc:
-                        # D = log E_α[U] − log E_β[W] (U, W the children's e^{p_d}, e^{p_¬d})
-                        lo, hi = _meet(_lo(mxb_lo - mxa_hi), _hi(mxb_hi - mxa_lo),
-                                       _lo(mp1_lo - mp0_hi), _hi(mp1_hi - mp0_lo))
-                        if md_lo <= md_hi and rules & RULE_H:
-                            lo, hi = _meet(lo, hi, md_lo, md_hi)
-                        if nmix > 0 and rules & RULE_M:
-                            w_lo, w_hi = _mixture_difference(mix, nmix)
-                            lo, hi = _meet(lo, hi, w_lo, w_hi)
-                        if om < POS and cd_lo <= cd_hi and NEG < ca_lo and ca_hi < POS:
-                            # rule C: D ∈ [min D_k, max D_k] ± tanh(Δ/4) Ω, Δ ≤ the width
-                            # of the ℓ_k + A_k hull and ≤ the spread of ℓ_k + Σ_c ω_A(c), Ω
-                            # the children's oscillations
-                            width = min(ca_hi - ca_lo, _hi(el_hi - el_lo) + oa)
-                            t = math.tanh(width * 0.25) * om * (1.0 + 1e-12) + 1e-12
-                            lo, hi = _meet(lo, hi, _lo(cd_lo - t), _hi(cd_hi + t))
-                        d_lo = min(d_lo, lo)
-                        d_hi = max(d_hi, hi)
-                    else:  # the same evidence on both sides: the same ratio
-                        d_lo = min(d_lo, 0.0)
-                        d_hi = max(d_hi, 0.0)
-            imp[m, 0] = not (a_lo <= a_hi)
-            imp[m, 1] = not (b_lo <= b_hi)
-            if d_lo > d_hi:  # no case where both are possible: D is never asked for
-                d_lo = 0.0
-                d_hi = 0.0
-            box[m, 0] = a_lo if a_lo <= a_hi else 0.0
-            box[m, 1] = a_hi if a_lo <= a_hi else 0.0
-            box[m, 2] = b_lo if b_lo <= b_hi else 0.0
-            box[m, 3] = b_hi if b_lo <= b_hi else 0.0
-            box[m, 4] = d_lo
-            box[m, 5] = d_hi
-            if not xc:  # the same evidence on both sides: nothing more to observe
-                p1_lo, p1_hi, p0_lo, p0_hi = 0.0, 0.0, 0.0, 0.0
-            elif not (b_lo <= b_hi):  # B impossible for every extension
-                p1_lo, p1_hi, p0_lo, p0_hi = NEG, 0.0, NEG, 0.0
-            if p1_lo > p1_hi:
-                p1_lo, p1_hi = NEG, 0.0
-            if p0_lo > p0_hi:
-                p0_lo, p0_hi = NEG, 0.0
-            box[m, 6] = p1_lo
-            box[m, 7] = min(p1_hi, 0.0)
-            box[m, 8] = p0_lo
-            box[m, 9] = min(p0_hi, 0.0)
-        if rules & RULE_C:
-            _oscillation(v, s, val, st_ok, kids_a, j_lo, j_hi, kp, moff, box, imp, ch_ptr,
-                         ch_idx, ctr)
+        if lt1[base + k] == NEG and lt0[base + k] == NEG:
+            if has_a:  # B impossible on both sides: p_δ = −inf
+                p1_lo = NEG
+                p0_lo = NEG
+                p1_hi = max(p1_hi, NEG)
+                p0_hi = max(p0_hi, NEG)
+            continue
+        ell = lt1[base + k] - lt0[base + k]
+        (sa_lo, sa_hi, sb_lo, sb_hi, sd_lo, sd_hi, s1_lo, s1_hi, s0_lo, s0_hi, ia,
+         ib) = _child_sums(v, k, model, bw)
+        # log P_δ(v = k | A below, j): bounds by the children's mediants
+        q1_lo, q1_hi, q0_lo, q0_hi = _posteriors(v, k, base, ratios, st, val, model, bw)
+        ratios = True
+        if has_a:
+            p1_lo = min(p1_lo, _lo(q1_lo + s1_lo))
+            p1_hi = max(p1_hi, _hi(q1_hi + s1_hi))
+            p0_lo = min(p0_lo, _lo(q0_lo + s0_lo))
+            p0_hi = max(p0_hi, _hi(q0_hi + s0_hi))
+        if ib:
+            continue
+        rb_lo = _lo(ell + sb_lo)
+        rb_hi = _hi(ell + sb_hi)
+        b_lo = min(b_lo, rb_lo)
+        b_hi = max(b_hi, rb_hi)
+        if has_a:
+            # D = log α_k − log β_k + Σ_c D(c, k) (posteriors α, β of v = k under
+            # d, ¬d), intersected with the difference of the two intervals
+            lo1 = _lo(rb_lo - mxa_hi)
+            hi1 = _hi(rb_hi - mxa_lo)
+            r_lo = _lo(q1_lo - q0_hi)
+            r_hi = _hi(q1_hi - q0_lo)
+            if rules & RULE_C:
+                # rule C: log α_k/β_k = ρ_k − log E_β e^ρ, ρ_l = ℓ_l + A_l, and
+                # the A_l spread by at most Σ_c ω_A(c)
+                r_lo, r_hi = _meet(r_lo, r_hi, _lo(_lo(ell - el_hi) - oa) - 1e-12,
+                                   _hi(_hi(ell - el_lo) + oa) + 1e-12)
+            lo2 = _lo(r_lo + sd_lo)
+            hi2 = _hi(r_hi + sd_hi)
+            lo, hi = _meet(lo1, hi1, lo2, hi2)
+            d_lo = min(d_lo, lo)
+            d_hi = max(d_hi, hi)
+    return (a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, p1_lo, p1_hi, p0_lo, p0_hi), ratios
+
+
+@njit(cache=True, _nrt=False)
+def _excluded_case(v, bw, rules, hull, mixture, rc, hm):
+    """The case ``v`` excluded (observed on neither side): ``[A]``, ``[B]`` and ``[p_δ]`` the
+    mixtures (P3); ``[D]`` the difference of the mixture intervals intersected with that of
+    the ``p_δ`` and with rules H, M and C, or exactly 0 where the subtree holds no variable
+    that is or can become part of ``x'``. Returns ``hull`` widened by it."""
+    a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, p1_lo, p1_hi, p0_lo, p0_hi = hull
+    mxa_lo, mxa_hi, mxb_lo, mxb_hi, mp1_lo, mp1_hi, mp0_lo, mp0_hi = mixture
+    om, oa, cd_lo, cd_hi, el_lo, el_hi, ca_lo, ca_hi = rc
+    md_lo, md_hi, nmix = hm
+    xc = bw.flags[v, 1]
+    mix = bw.mix
+    has_a = mxa_lo <= mxa_hi
+    has_b = mxb_lo <= mxb_hi
+    if has_a:
+        a_lo = min(a_lo, mxa_lo)
+        a_hi = max(a_hi, mxa_hi)
+    if has_b:
+        b_lo = min(b_lo, mxb_lo)
+        b_hi = max(b_hi, mxb_hi)
+    if has_a:
+        p1_lo = min(p1_lo, mp1_lo)
+        p1_hi = max(p1_hi, mp1_hi)
+        p0_lo = min(p0_lo, mp0_lo)
+        p0_hi = max(p0_hi, mp0_hi)
+    if has_a and has_b:
+        if xc:
+            # D = log E_α[U] − log E_β[W] (U, W the children's e^{p_d}, e^{p_¬d})
+            lo, hi = _meet(_lo(mxb_lo - mxa_hi), _hi(mxb_hi - mxa_lo),
+                           _lo(mp1_lo - mp0_hi), _hi(mp1_hi - mp0_lo))
+            if md_lo <= md_hi and rules & RULE_H:
+                lo, hi = _meet(lo, hi, md_lo, md_hi)
+            if nmix > 0 and rules & RULE_M:
+                w_lo, w_hi = _mixture_difference(mix, nmix)
+                lo, hi = _meet(lo, hi, w_lo, w_hi)
+            if om < POS and cd_lo <= cd_hi and NEG < ca_lo and ca_hi < POS:
+                # rule C: D ∈ [min D_k, max D_k] ± tanh(Δ/4) Ω, Δ ≤ the width
+                # of the ℓ_k + A_k hull and ≤ the spread of ℓ_k + Σ_c ω_A(c), Ω
+                # the children's oscillations
+                width = min(ca_hi - ca_lo, _hi(el_hi - el_lo) + oa)
+                t = math.tanh(width * 0.25) * om * (1.0 + 1e-12) + 1e-12
+                lo, hi = _meet(lo, hi, _lo(cd_lo - t), _hi(cd_hi + t))
+            d_lo = min(d_lo, lo)
+            d_hi = max(d_hi, hi)
+        else:  # the same evidence on both sides: the same ratio
+            d_lo = min(d_lo, 0.0)
+            d_hi = max(d_hi, 0.0)
+    return a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, p1_lo, p1_hi, p0_lo, p0_hi
+
+
+@njit(cache=True, inline="always")
+def _write_slot(m, hull, xc, bw) -> None:
+    """Slot ``m``'s entries of ``bw.box`` and ``bw.imp`` from the hull of its cases (``xc``:
+    the subtree holds a variable that is or can become part of ``x'``): a case-less side
+    is impossible, ``[D]`` is never asked for where one is, and ``[p_δ]`` is ``0`` without
+    ``x'`` below and ``[−inf, 0]`` where ``B`` is impossible or no case bounds it."""
+    a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, p1_lo, p1_hi, p0_lo, p0_hi = hull
+    box, imp = bw.box, bw.imp
+    imp[m, 0] = not (a_lo <= a_hi)
+    imp[m, 1] = not (b_lo <= b_hi)
+    if d_lo > d_hi:  # no case where both are possible: D is never asked for
+        d_lo = 0.0
+        d_hi = 0.0
+    box[m, 0] = a_lo if a_lo <= a_hi else 0.0
+    box[m, 1] = a_hi if a_lo <= a_hi else 0.0
+    box[m, 2] = b_lo if b_lo <= b_hi else 0.0
+    box[m, 3] = b_hi if b_lo <= b_hi else 0.0
+    box[m, 4] = d_lo
+    box[m, 5] = d_hi
+    if not xc:  # the same evidence on both sides: nothing more to observe
+        p1_lo, p1_hi, p0_lo, p0_hi = 0.0, 0.0, 0.0, 0.0
+    elif not (b_lo <= b_hi):  # B impossible for every extension
+        p1_lo, p1_hi, p0_lo, p0_hi = NEG, 0.0, NEG, 0.0
+    if p1_lo > p1_hi:
+        p1_lo, p1_hi = NEG, 0.0
+    if p0_lo > p0_hi:
+        p0_lo, p0_hi = NEG, 0.0
+    box[m, 6] = p1_lo
+    box[m, 7] = min(p1_hi, 0.0)
+    box[m, 8] = p0_lo
+    box[m, 9] = min(p0_hi, 0.0)
+
+
+@njit(cache=True, inline="always")
+def _bound_slot(v, j, st, val, model, bw, rules, kids_a, kids_b, osc, ratios):
+    """Slot ``j`` of ``v`` whose subtree has an undecided variable: the hull over the cases
+    an extension can realise at ``v`` (:class:`~pcfair.patterns.bounds.TreeBound`, "the box
+    of a search node"), ``kids_a``/``kids_b`` saying whether some child's subtree can hold
+    ``A``/``B`` evidence and ``osc`` rule C's sums (:func:`_child_oscillations`). Returns
+    whether ``bw.rr`` holds ``v``'s child ratios (``ratios`` on entry: they are computed at
+    the first need, for every slot)."""
+    hull, mixture, hm, ck, ratios = _observed_cases(v, j, st, val, model, bw, rules, ratios)
+    mxa_lo, mxa_hi, mxb_lo, mxb_hi, mp1_lo, mp1_hi, mp0_lo, mp0_hi = mixture
+    # rule C: the children's sums, the hulls of D_k and ℓ_k, and that of ℓ_k + A_k
+    rc = (osc[0], osc[1], ck[0], ck[1], ck[2], ck[3], mxa_lo, mxa_hi)
+    # v observed in B only (v in x), or in neither (excluded): A is a mixture, by
+    # (P3), or exactly 0, by (P1), when no child's subtree can hold evidence
+    if not kids_a:
+        mxa_lo = 0.0
+        mxa_hi = 0.0
+    if not kids_b:
+        mxb_lo = 0.0
+        mxb_hi = 0.0
+    mixture = (mxa_lo, mxa_hi, mxb_lo, mxb_hi, mp1_lo, mp1_hi, mp0_lo, mp0_hi)
+    s = st[v]
+    if s == IN_X or s == FREE_SENS:
+        hull, ratios = _x_cases(v, j, st, val, model, bw, rules, hull, mixture, rc, ratios)
+    if s == EXCL or s == FREE or s == FREE_SENS:
+        hull = _excluded_case(v, bw, rules, hull, mixture, rc, hm)
+    _write_slot(model.moff[v] + j, hull, bw.flags[v, 1], bw)
+    return ratios
+
+
+@njit(cache=True, inline="always")
+def _sum_roots(st, model, bw, rules) -> None:
+    """``bw.out``: the roots' intervals summed, plus the parts rule E detached (impossible
+    where any is); clears ``bw.dirty``."""
+    post, par, moff = model.post, model.par, model.moff
+    box, imp, out, dirty = bw.box, bw.imp, bw.out, bw.dirty
+    nf = post.shape[0]
     for q in range(6):
         out[q] = 0.0
     out[6] = 0.0
@@ -781,6 +871,54 @@ def tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr
                 out[6] = 1.0
             if imp[m, 3]:
                 out[7] = 1.0
+
+
+@njit(cache=True, _nrt=False)
+def tree_box(st, val, model, bw, rules) -> None:
+    """Fill ``bw.out = [A_lo, A_hi, B_lo, B_hi, D_lo, D_hi, impA, impB]`` for the forest's
+    roots (the children of the decision), summed over the roots, for the variable states
+    ``st``/``val`` of the model ``model`` (a :class:`~pcfair.patterns._tree_records.TreeModel`)
+    in the box ``bw`` (a :class:`~pcfair.patterns._tree_records.BoxWork`, whose fields say
+    what each array holds); ``rules``: the rules to apply (bits :data:`RULE_H`,
+    :data:`RULE_M`, :data:`RULE_C`, :data:`RULE_E`).
+
+    Bottom-up, each feature ``v`` is one of: ``v`` in ``y`` with rule E (its children's part
+    detached, :func:`_detach`); a subtree with no undecided variable (exact,
+    :func:`_exact_slot`); otherwise the hull of ``v``'s cases per slot (:func:`_bound_slot`:
+    ``v`` in ``y`` and the mixtures, :func:`_observed_cases`; in ``x``, :func:`_x_cases`;
+    excluded, :func:`_excluded_case`, with rules H, M and C); then rule C's oscillations
+    (:func:`_oscillation`); the roots last (:func:`_sum_roots`). The rules and their proofs
+    are in :class:`~pcfair.patterns.bounds.TreeBound`.
+
+    Incremental: a feature's entries depend only on the states in its subtree, so only the
+    features marked in ``bw.dirty`` (whose ``st``/``val`` changed since the arrays were last
+    filled; all of them the first time), their ancestors and their children are recomputed;
+    ``bw.dirty`` is cleared on return. A feature whose parent is in ``y`` fills only the slot
+    of the parent's value: a parent in ``y`` reads its children's other slots into its
+    mixtures only, which its own cases never use (the other slots keep older values, and the
+    parent's change of state marks the children for recomputation).
+    """
+    for i in range(model.post.shape[0]):
+        v = model.post[i]
+        if not _stale(v, model, bw.dirty):
+            continue  # nothing changed below v: its entries stand
+        bw.dirty[v] = True  # so that its parent is recomputed too
+        kids_a, kids_b = _fill_flags(v, st, model, bw.flags)
+        j_lo, j_hi = _read_slots(v, st, val, model)
+        if st[v] == IN_Y and rules & RULE_E:  # the children's part detached: v exact above
+            _detach(v, val[v], j_lo, j_hi, model, bw)
+        elif bw.flags[v, 0]:  # no undecided variable below: exact
+            for j in range(j_lo, j_hi):
+                _exact_slot(v, j, st, val, model, bw)
+        else:
+            osc = _child_oscillations(v, st, model, bw, rules)
+            ratios = False  # bw.rr holds v's child ratios (computed at the first need)
+            for j in range(j_lo, j_hi):
+                ratios = _bound_slot(v, j, st, val, model, bw, rules, kids_a, kids_b, osc,
+                                     ratios)
+        if rules & RULE_C:
+            _oscillation(v, st, val, kids_a, j_lo, j_hi, model, bw)
+    _sum_roots(st, model, bw, rules)
 
 
 @njit(cache=True)

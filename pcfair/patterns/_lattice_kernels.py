@@ -5,17 +5,80 @@ first over a chunk's table of joint probabilities, producing one small table per
 non-sensitive assignment ``y_n`` (a *leaf*: the joint of the sensitive variables and the
 decision given ``y_n``, closed over the sensitive axes); :func:`score_leaves` scores every
 sensitive combination of a batch of leaves and folds the scores into the query's
-accumulators. Both work on flat arrays; the walk is resumable (its stack lives in arrays the
-caller keeps), so a chunk is processed in bounded batches.
+accumulators. Both work on flat arrays, passed in the named records below; the walk is
+resumable (its stack lives in arrays the caller keeps), so a chunk is processed in bounded
+batches.
 """
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
+Walk = namedtuple("Walk", "work level_base scratch cards strides local_strides leaf_size st pos")
+Walk.__doc__ = """The depth-first walk of one chunk (:func:`next_leaves`).
+
+``work`` holds the chunk's table, already closed over the sensitive axes (rows over the
+remaining non-sensitive axes, then one block of ``leaf_size`` entries: every sensitive state
+combination with ``y`` only, × the decision, fav then ¬fav) at offset 0 and one scratch region
+per level, level ``j``'s at ``scratch[j]``. Level ``j`` data starts at ``level_base[j]``; axis
+``j`` has ``cards[j]`` values, stride ``strides[j]`` in the global lattice index and
+``local_strides[j]`` in the chunk's own sub-grid (where the summaries' bitmap of the chunk is
+written), and lattice state ``st[j]`` (0 absent, ``k + 1`` value ``k``). ``pos[0]`` is the
+current depth (−1 when the walk is over), ``pos[1]`` the index part of the chunk's prefix.
+"""
+
+Leaves = namedtuple("Leaves", "ext index local")
+Leaves.__doc__ = """A batch of leaves: row ``i`` of ``ext`` is leaf ``i``'s table (``leaf_size``
+entries, see :class:`Walk`), ``index[i]`` its part of the global lattice index (the sensitive
+states absent) and ``local[i]`` its index in the chunk's sub-grid."""
+
+Combos = namedtuple("Combos", "ext_size xy y off cell_combos mass_ptr mass_idx local_off "
+                              "cond prob")
+Combos.__doc__ = """The sensitive combinations with a non-empty ``x`` (one leaf's patterns).
+
+``ext_size`` cells per leaf (each sensitive variable absent or a value); ``xy``/``y``: the
+ext-table cell of ``x y`` and of ``y`` of each combination; ``off`` its part of the global
+lattice index and ``local_off`` of the chunk's sub-grid (empty where no bitmap is written);
+``mass_ptr``/``mass_idx`` the cells ``mass_idx[mass_ptr[c]:mass_ptr[c + 1]]`` whose masses
+sum to ``P(·, y, ¬x)`` (the disjoint events of
+:func:`pcfair.patterns.scores.divergence_masses`); ``cell_combos[e]`` the number of
+combinations whose ``x y`` cell is ``e``; ``cond``/``prob`` scratch arrays of ``ext_size``
+(a leaf's conditionals ``P(d | e)`` and masses ``P(e)``)."""
+
+Thresholds = namedtuple("Thresholds", "deltas atol min_support p_floor div_floor")
+Thresholds.__doc__ = """The bars of a scan: a pattern discriminates at ``deltas[d]`` when
+``|Δ| > deltas[d] + atol``; one with ``P(x, y) < min_support`` is set aside (counted as
+rare where it discriminates, otherwise treated as undefined); a cell whose mass is below
+``p_floor`` (0: none; see :func:`pcfair.patterns.lattice.probability_floor`) is not scored.
+``div_floor[d]`` (0: off) is a divergence known to be reached by ``k_div`` patterns of other
+chunks at ``deltas[d]``: a pattern below it cannot be among the best of the whole lattice
+and is not offered to the divergence heap (ties with it are: the merge breaks them by
+index)."""
+
+Totals = namedtuple("Totals", "counts rare defined best best_idx")
+Totals.__doc__ = """The scan's running totals: ``counts[d]`` and ``rare[d]`` the patterns that
+discriminate at ``deltas[d]`` (with support; set aside), ``defined[0]`` the defined patterns
+(``P(x, y) > 0``), ``best[0]`` the largest ``|Δ|`` and ``best_idx[0]`` its global index."""
+
+Heaps = namedtuple("Heaps", "vals idx pay sizes")
+Heaps.__doc__ = """Min-heaps, one a row, each keeping the largest ``vals.shape[1]`` keys:
+``vals`` the keys (``|Δ|`` or a divergence), ``idx`` the global indices, ``pay`` the signed
+``Δ`` (a pattern is reported with the very numbers that selected it), ``sizes`` the number of
+entries of each heap."""
+
+Pareto = namedtuple("Pareto", "on p best length surv_p surv_a surv_s surv_idx surv_len")
+Pareto.__doc__ = """The Pareto fronts per δ (``on``: kept at all). The kept points of front
+``d`` are ``p[d, :length[d]]`` (``P(x, y)``, decreasing) with ``best`` the running maximum of
+their ``|Δ|``; the candidates the batch adds are ``surv_p``/``surv_a``/``surv_s``/``surv_idx``
+(``P(x, y)``, ``|Δ|``, ``Δ``, index), ``surv_len[d]`` of them."""
+
+Listing = namedtuple("Listing", "on idx score p div length")
+Listing.__doc__ = """The patterns of the smallest δ (``on``: listed at all): global index,
+``Δ``, ``P(x, y)`` and divergence of each, ``length[0]`` of them."""
 
 @njit(cache=True)
 def _copy(out, src):
@@ -37,26 +100,19 @@ def _sum_blocks(dst, src, block):
             dst[t] += part[t]
 
 
+
 @njit(cache=True)
-def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size, leaf_ext,
-                leaf_index, max_leaves, local_strides, leaf_local):
-    """Advance the depth-first walk; copy up to ``max_leaves`` leaf tables out.
+def next_leaves(walk, leaves, max_leaves):
+    """Advance the depth-first :class:`Walk` ``walk``; copy up to ``max_leaves`` leaf tables
+    (with their global and local indices) into the :class:`Leaves` ``leaves``.
 
-    ``work`` holds the chunk's table, already closed over the sensitive axes (rows over the
-    remaining non-sensitive axes, then one block of ``leaf_size`` entries: every sensitive
-    state combination with ``y`` only, × the decision, fav then ¬fav) at offset 0 and one
-    scratch region per level. Level ``j`` data starts at ``level_base[j]``; axis ``j`` has
-    ``cards[j]`` values and lattice state ``st[j]`` (0 absent, ``k + 1`` value ``k``).
-    ``pos[0]`` is the current depth (−1 when the walk is over). ``strides[j]`` is axis
-    ``j``'s stride in the global lattice index; ``pos[1]`` the index part of the chunk's
-    prefix. ``leaf_local`` receives each leaf's index in the chunk's own sub-grid (strides
-    ``local_strides``; the prefix's part is 0), where the summaries' bitmap of the chunk is
-    written. A value state takes a contiguous block of its level; the absent state sums the
-    blocks of every value (the closure over the sensitive axes commutes with these sums).
+    A value state takes a contiguous block of its level; the absent state sums the blocks of
+    every value (the closure over the sensitive axes commutes with these sums).
 
-    Returns the number of leaves written to ``leaf_ext`` (and ``leaf_index``,
-    ``leaf_local``).
+    Returns the number of leaves written.
     """
+    work, level_base, cards, st, pos = walk.work, walk.level_base, walk.cards, walk.st, walk.pos
+    leaf_size = walk.leaf_size
     n_axes = len(cards)
     produced = 0
     while produced < max_leaves:
@@ -65,14 +121,14 @@ def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size, l
             break
         if j == n_axes:  # a leaf
             src = level_base[n_axes]
-            _copy(leaf_ext[produced], work[src:src + leaf_size])
+            _copy(leaves.ext[produced], work[src:src + leaf_size])
             idx = pos[1]
             loc = 0
             for a in range(n_axes):
-                idx += st[a] * strides[a]
-                loc += st[a] * local_strides[a]
-            leaf_index[produced] = idx
-            leaf_local[produced] = loc
+                idx += st[a] * walk.strides[a]
+                loc += st[a] * walk.local_strides[a]
+            leaves.index[produced] = idx
+            leaves.local[produced] = loc
             produced += 1
             pos[0] = j - 1
             continue
@@ -86,7 +142,7 @@ def next_leaves(work, level_base, scratch, cards, strides, st, pos, leaf_size, l
             block *= cards[a]
         here = level_base[j]
         if st[j] == 0:  # absent: the sum of the value blocks, in value order
-            dst = scratch[j + 1]
+            dst = walk.scratch[j + 1]
             _sum_blocks(work[dst:dst + block], work[here:here + cards[j] * block], block)
             level_base[j + 1] = dst
         else:
@@ -113,10 +169,12 @@ def _sift_down(vals, idx, pay, size, i):
         i = lo
 
 
+
 @njit(cache=True)
-def _heap_offer(vals, idx, pay, sizes, h, value, index, payload):
-    """Offer ``(value, index, payload)`` to min-heap ``h`` (rows of ``vals``/``idx``/``pay``);
-    keeps the largest ``vals.shape[1]`` values."""
+def _heap_offer(heaps, h, value, index, payload):
+    """Offer ``(value, index, payload)`` to heap ``h`` of the :class:`Heaps` ``heaps``; it
+    keeps the largest ``heaps.vals.shape[1]`` values."""
+    vals, idx, pay, sizes = heaps.vals, heaps.idx, heaps.pay, heaps.sizes
     cap = vals.shape[1]
     size = sizes[h]
     if size < cap:
@@ -151,14 +209,15 @@ def _cond(t, e):
     return t[2 * e] / (t[2 * e] + t[2 * e + 1])
 
 
+
 @njit(cache=True)
-def _rest_masses(t, mass_ptr, mass_idx, c):
-    """``P(d, y, ¬x)`` and ``P(¬d, y, ¬x)`` of combination ``c`` in leaf table ``t``: the sum
-    over the disjoint events of ``¬x`` (its cells ``mass_idx[mass_ptr[c]:mass_ptr[c + 1]]``)."""
+def _rest_masses(t, combos, c):
+    """``P(d, y, ¬x)`` and ``P(¬d, y, ¬x)`` of combination ``c`` of the :class:`Combos`
+    ``combos`` in leaf table ``t``: the sum over the disjoint events of ``¬x``."""
     m1 = 0.0
     m0 = 0.0
-    for r in range(mass_ptr[c], mass_ptr[c + 1]):
-        cell = mass_idx[r]
+    for r in range(combos.mass_ptr[c], combos.mass_ptr[c + 1]):
+        cell = combos.mass_idx[r]
         m1 += t[2 * cell]
         m0 += t[2 * cell + 1]
     return m1, m0
@@ -246,35 +305,204 @@ def _front_dominates(front_p, front_best, front_len, d, p_xy, mag) -> bool:
     return _front_best_at(front_p, front_best, front_len, d, p_xy) > mag * (1.0 + 1e-9)
 
 
+
+@njit(cache=True, inline="always")
+def _leaf_conditionals(t, combos, p_floor):
+    """Fill ``combos.cond`` and ``combos.prob`` from leaf table ``t``: per cell ``e`` its mass
+    and ``P(d | e)``, NaN where the mass is below ``p_floor``. Returns the span ``(lo, hi)``
+    of the defined conditionals, the leaf's mass ``P(y_n)`` (the largest ``P(x, y)`` of the
+    leaf: its cells are sub-events) and its number of defined patterns."""
+    cond, prob = combos.cond, combos.prob
+    leaf_mass = 0.0
+    for e in range(combos.ext_size):
+        prob[e] = t[2 * e] + t[2 * e + 1]
+        cond[e] = _cond(t, e) if not prob[e] < p_floor else np.nan
+        leaf_mass = max(leaf_mass, prob[e])
+    lo = 2.0
+    hi = -1.0
+    n_defined = 0
+    for e in range(combos.ext_size):
+        q = cond[e]  # NaN when undefined: every comparison with it is false
+        if q == q:
+            n_defined += combos.cell_combos[e]
+            lo = min(lo, q)
+            hi = max(hi, q)
+    return lo, hi, leaf_mass, n_defined
+
+
+@njit(cache=True, inline="always")
+def _count_leaf(combos, u_xy, u_y, mags, bars, min_support, counts, rare):
+    """Write the ``|Δ|`` of every combination of the leaf whose conditionals ``combos.cond``
+    holds into ``mags`` and count, per δ, those above ``bars`` (``deltas + atol``) into
+    ``counts``, or into ``rare`` where ``P(x, y) < min_support`` (their ``mags`` then NaN:
+    treated as undefined from here on). ``u_xy``/``u_y``: ``combos.xy``/``combos.y`` unsigned
+    (indexing with them skips the negative-index wrap-around, about 1.6× faster). Returns
+    the leaf's largest ``|Δ|`` (at least that of every pattern with support)."""
+    cond, prob, combo_xy = combos.cond, combos.prob, combos.xy
+    n_c = len(combo_xy)
+    n_d = len(bars)
+    # simple passes first (gathers, compares, sums), the rare patterns after
+    n_above = 0
+    peak = 0.0
+    for c in range(n_c):
+        m = abs(cond[u_xy[c]] - cond[u_y[c]])
+        mags[c] = m
+        n_above += m > bars[0]
+        if m > peak:
+            peak = m
+    counts[0] += n_above
+    if min_support > 0.0:  # set aside the patterns that describe too few
+        for c in range(n_c):
+            if prob[combo_xy[c]] < min_support and mags[c] == mags[c]:
+                for d in range(n_d):
+                    if mags[c] > bars[d]:
+                        rare[d] += 1
+                        if d == 0:
+                            counts[0] -= 1
+                mags[c] = np.nan
+    for d in range(1, n_d):
+        thr = bars[d]
+        n_above = 0
+        for c in range(n_c):
+            n_above += mags[c] > thr
+        counts[d] += n_above
+    return peak
+
+
+@njit(cache=True, inline="always")
+def _write_words(bits_out, local, mags, local_off, bars):
+    """The bitmap word of every pattern of the leaf with support (``mags`` not NaN), at
+    ``local + local_off[c]``: bit ``d`` where it discriminates at δ ``d`` (``|Δ| > bars[d]``,
+    the very comparison that counts it) and bit ``len(bars)`` (defined)."""
+    n_d = len(bars)
+    valid_bit = 1 << n_d
+    for c in range(len(mags)):
+        mag = mags[c]
+        if mag == mag:
+            word = valid_bit
+            for d in range(n_d):
+                if mag > bars[d]:
+                    word |= 1 << d
+            bits_out[local + local_off[c]] = word
+
+
+@njit(cache=True, inline="always")
+def _needs_divergence(leaf_mass, peak, bars, kl_cap, div_floor, div):
+    """Whether a pattern of a leaf of mass ``leaf_mass`` and largest ``|Δ|`` ``peak`` may enter
+    a divergence heap: the per-pattern tests of :func:`_offer_divergences` with ``P(x, y)``
+    raised to the leaf's mass and ``|Δ|`` to its largest (each test is monotone in both, so a
+    leaf that fails it has no pattern that passes it)."""
+    k_div = div.vals.shape[1]
+    need = False
+    for d in range(len(bars) if k_div > 0 else 0):
+        cap = leaf_mass * kl_cap[d] * (1.0 + 1e-9)
+        if peak > bars[d] and not cap < div_floor[d] and (
+                div.sizes[d] < k_div or cap > div.vals[d, 0]):
+            need = True
+    return need
+
+
+@njit(cache=True, inline="always")
+def _needs_front(leaf_mass, peak, bars, pareto, front_floor):
+    """Whether a pattern of the leaf may enter a front, with ``front_floor[d]`` set to the
+    front's best above the leaf's mass: a pattern of the leaf scoring below it is dominated
+    (its ``P(x, y)`` is at most the mass, and :func:`_front_best_at` is non-increasing),
+    which spares most patterns the binary search."""
+    need = False
+    for d in range(len(bars) if pareto.on else 0):
+        floor = _front_best_at(pareto.p, pareto.best, pareto.length, d, leaf_mass)
+        front_floor[d] = floor
+        if peak > bars[d] and not floor > peak * (1.0 + 1e-9):
+            need = True
+    return need
+
+
+@njit(cache=True, inline="always")
+def _offer_divergences(t, c, mag, score, index, kl_cap, combos, thresholds, div):
+    """Offer pattern ``c`` of leaf table ``t`` (``|Δ|`` ``mag``, signed ``score``, global
+    ``index``) to the divergence heap of every δ it discriminates at. Cheap sound bounds
+    first (no logarithm): the divergence is ``P(x, y)·KL(q ‖ q')`` with ``δ ≤ q' ≤ q`` when
+    ``Δ > δ`` (mirrored when ``Δ < −δ``), so at most ``P(x, y)·KL(q ‖ δ) ≤
+    P(x, y)·kl_cap[d]`` (``kl_cap[d]``: the largest ``KL(q ‖ δ)`` or ``KL(q ‖ 1 − δ)`` over
+    ``q``); then the χ² bound of :func:`_divergence_chi2`."""
+    deltas, atol, div_floor = thresholds.deltas, thresholds.atol, thresholds.div_floor
+    k_div = div.vals.shape[1]
+    ixy = combos.xy[c]
+    p_xy = combos.prob[ixy]
+    a1 = t[2 * ixy]
+    a0 = t[2 * ixy + 1]
+    have_rest = False
+    m1 = m0 = 0.0
+    for d in range(len(deltas)):
+        if not mag > deltas[d] + atol:
+            continue
+        full = div.sizes[d] == k_div
+        if full or div_floor[d] > 0.0:
+            low = div.vals[d, 0] if full else -1.0
+            ub = p_xy * kl_cap[d] * (1.0 + 1e-9)
+            if ub <= low or ub < div_floor[d]:
+                continue
+            if not have_rest:
+                m1, m0 = _rest_masses(t, combos, c)
+                have_rest = True
+            ub = _divergence_chi2(a1, a0, m1, m0, score, deltas[d])
+            if ub <= low or ub < div_floor[d]:
+                continue
+        if not have_rest:
+            m1, m0 = _rest_masses(t, combos, c)
+            have_rest = True
+        dv = _divergence(a1, a0, m1, m0, score, deltas[d])
+        if not dv < div_floor[d]:
+            _heap_offer(div, d, dv, index, score)
+
+
+@njit(cache=True, inline="always")
+def _offer_fronts(pareto, front_floor, thresholds, p_xy, mag, score, index):
+    """Add the pattern ``(P(x, y), |Δ|) = (p_xy, mag)`` (signed ``score``, global ``index``)
+    to the candidates of every front whose δ it discriminates at and whose kept points
+    (``front_floor``: see :func:`_needs_front`) do not strictly dominate it."""
+    deltas, atol = thresholds.deltas, thresholds.atol
+    for d in range(len(deltas)):
+        if not mag > deltas[d] + atol:
+            continue
+        if front_floor[d] > mag * (1.0 + 1e-9) or \
+                _front_dominates(pareto.p, pareto.best, pareto.length, d, p_xy, mag):
+            continue
+        s = pareto.surv_len[d]
+        pareto.surv_p[d, s] = p_xy
+        pareto.surv_a[d, s] = mag
+        pareto.surv_s[d, s] = score
+        pareto.surv_idx[d, s] = index
+        pareto.surv_len[d] = s + 1
+
+
+@njit(cache=True, inline="always")
+def _list_pattern(listing, t, c, combos, score, index, delta):
+    """Append pattern ``c`` of leaf table ``t`` (signed ``score``, global ``index``) to the
+    :class:`Listing` ``listing``, with its divergence at ``delta``."""
+    m1, m0 = _rest_masses(t, combos, c)
+    ixy = combos.xy[c]
+    s = listing.length[0]
+    listing.idx[s] = index
+    listing.score[s] = score
+    listing.p[s] = combos.prob[ixy]
+    listing.div[s] = _divergence(t[2 * ixy], t[2 * ixy + 1], m1, m0, score, delta)
+    listing.length[0] = s + 1
+
+
 @njit(cache=True)
-def score_leaves(leaves, combos, thresholds, totals, top, div, pareto, listing, bits_out):
-    """Score every sensitive combination of ``n_leaves`` leaves and fold into the
-    accumulators (each enabled by its arrays having entries; see
-    :func:`pcfair.patterns.lattice.LatticeQuery`).
-
-    The state comes in bundles (tuples, unpacked below): ``leaves = (leaf_ext, leaf_index,
-    n_leaves, leaf_local)``; ``combos = (ext_size, combo_xy, combo_y, combo_off,
-    cell_combos, mass_ptr, mass_idx, combo_loff, cond, prob)``; ``thresholds = (deltas,
-    atol, min_support, p_floor)``; ``totals = (counts, rare, defined, best, best_idx)``; ``top =
-    (top_vals, top_idx, top_pay, top_sizes)``; ``div = (div_vals, div_idx, div_pay,
-    div_sizes, div_floor)``; ``pareto = (pareto_on, front_p, front_best, front_len, surv_p,
-    surv_a, surv_s, surv_idx, surv_len)``; ``listing = (list_on, list_idx, list_score,
-    list_p, list_div, list_len)``.
-
-    ``combo_xy``/``combo_y``: ext-table index of ``x y`` and of ``y`` for each combination
-    with a non-empty ``x``; ``combo_off`` its part of the global lattice index; ``mass_ptr``/
-    ``mass_idx`` the ext cells whose masses sum to ``P(·, y, ¬x)`` (the disjoint events of
-    :func:`pcfair.patterns.scores.divergence_masses`). The heaps and the Pareto candidates
-    carry each pattern's signed score (``*_pay``, ``surv_s``) so that a pattern is reported
-    with the very numbers that selected it. ``defined[0]`` counts the defined
-    patterns (``P(x, y) > 0``). Patterns with ``P(x, y) < min_support`` are set aside:
-    counted in ``rare`` (per δ) where they discriminate, and otherwise treated as undefined.
-    ``cell_combos[e]`` is the number of combinations whose
-    ``x y`` cell is ``e``, ``cond``/``prob`` scratch arrays of ``ext_size``. A cell whose
-    mass is below ``p_floor`` (0: none; see :func:`pcfair.patterns.lattice.probability_floor`)
-    is not scored: its conditional is NaN, so every pattern ``(x, y)`` whose ``x y`` cell it is
-    (and every one whose ``y`` cell it is: ``P(x, y) ≤ P(y)``) is left out like an undefined
-    one, from every count, heap, front, listing and bitmap word.
+def score_leaves(leaves, n_leaves, combos, thresholds, totals, top, div, pareto, listing,
+                 bits_out):
+    """Score every sensitive combination of the first ``n_leaves`` of the :class:`Leaves`
+    ``leaves`` and fold into the accumulators, each enabled by its arrays having entries
+    (see :class:`pcfair.patterns.lattice.LatticeQuery`): the :class:`Totals` ``totals``, the
+    top ``|Δ|`` heap ``top`` and the per-δ divergence heaps ``div`` (:class:`Heaps`), the
+    :class:`Pareto` candidates ``pareto``, the :class:`Listing` ``listing``, under the
+    :class:`Thresholds` ``thresholds``; ``combos`` (:class:`Combos`) are a leaf's patterns.
+    A cell whose mass is below ``thresholds.p_floor`` is not scored: its conditional is NaN,
+    so every pattern ``(x, y)`` whose ``x y`` cell it is (and every one whose ``y`` cell it
+    is: ``P(x, y) ≤ P(y)``) is left out like an undefined one, from every count, heap, front,
+    listing and bitmap word.
 
     Per leaf, the conditionals ``P(d | e)`` of its cells are computed once; every ``|Δ|`` of
     the leaf is a difference of two of them, so a leaf whose conditionals span at most
@@ -286,225 +514,98 @@ def score_leaves(leaves, combos, thresholds, totals, top, div, pareto, listing, 
     largest ``|Δ|`` pass the per-pattern tests (both are monotone in ``P(x, y)`` and ``|Δ|``,
     so the leaf-level test never drops a pattern the per-pattern one keeps).
 
-    ``div_floor[d]`` (0: off) is a divergence known to be reached by ``k_div`` patterns of
-    other chunks at ``deltas[d]``: a pattern below it cannot be among the best of the whole
-    lattice and is not offered (ties with it are: the merge breaks them by index).
-
     ``bits_out`` (empty: off) is the chunk's bitmap for the summaries
-    (:func:`pcfair.patterns.summaries.extension_summaries`): the word of each pattern with support,
-    at ``leaf_local[leaf] + combo_loff[c]``, gets bit ``d`` when it discriminates at
-    ``deltas[d]`` (the very comparison that counts it) and bit ``len(deltas)`` (defined).
+    (:func:`pcfair.patterns.summaries.extension_summaries`): see :func:`_write_words`.
     """
-    leaf_ext, leaf_index, n_leaves, leaf_local = leaves
-    (ext_size, combo_xy, combo_y, combo_off, cell_combos, mass_ptr, mass_idx, combo_loff,
-     cond, prob) = combos
-    deltas, atol, min_support, p_floor = thresholds
-    counts, rare, defined, best, best_idx = totals
-    top_vals, top_idx, top_pay, top_sizes = top
-    div_vals, div_idx, div_pay, div_sizes, div_floor = div
-    pareto_on, front_p, front_best, front_len, surv_p, surv_a, surv_s, surv_idx, surv_len = pareto
-    list_on, list_idx, list_score, list_p, list_div, list_len = listing
+    deltas = thresholds.deltas
     n_d = len(deltas)
-    k_top = top_vals.shape[1]
-    k_div = div_vals.shape[1]
-    lo_delta = deltas[0]
-    for d in range(1, n_d):
-        if deltas[d] < lo_delta:
-            lo_delta = deltas[d]
+    k_top = top.vals.shape[1]
+    k_div = div.vals.shape[1]
     writing = bits_out.shape[0] > 0
-    valid_bit = 1 << n_d
-    n_c = len(combo_xy)
+    n_c = len(combos.xy)
     mags = np.empty(n_c)
-    # unsigned copies of the cells for the pass over every combination: indexing with them
-    # skips the negative-index wrap-around (about 1.6× faster)
-    u_xy = combo_xy.astype(np.uint64)
-    u_y = combo_y.astype(np.uint64)
-    thresholds = deltas + atol
+    u_xy = combos.xy.astype(np.uint64)
+    u_y = combos.y.astype(np.uint64)
+    bars = deltas + thresholds.atol
     front_floor = np.empty(n_d)
     kl_cap = np.empty(n_d)  # the largest KL(q ‖ δ) or KL(q ‖ 1 − δ) over q ∈ [0, 1]
     for d in range(n_d):
         lo_c = min(deltas[d], 1.0 - deltas[d])
         kl_cap[d] = -math.log(lo_c) if lo_c > 0.0 else math.inf
-    lo_thr = lo_delta + atol
-    best_val = best[0]
+    lo_thr = deltas.min() + thresholds.atol
+    best_val = totals.best[0]
     n_defined = 0
-    slow_on = k_top > 0 or k_div > 0 or pareto_on or list_on
+    slow_on = k_top > 0 or k_div > 0 or pareto.on or listing.on
     for leaf in range(n_leaves):
-        t = leaf_ext[leaf]
-        base = leaf_index[leaf]
-        lo = 2.0
-        hi = -1.0
-        leaf_mass = 0.0  # P(y_n), the largest P(x, y) of the leaf (its cells are sub-events)
-        for e in range(ext_size):
-            prob[e] = t[2 * e] + t[2 * e + 1]
-            cond[e] = _cond(t, e) if not prob[e] < p_floor else np.nan
-            leaf_mass = max(leaf_mass, prob[e])
-        for e in range(ext_size):
-            q = cond[e]  # NaN when undefined: every comparison with it is false
-            if q == q:
-                n_defined += cell_combos[e]
-                lo = min(lo, q)
-                hi = max(hi, q)
+        t = leaves.ext[leaf]
+        base = leaves.index[leaf]
+        lo, hi, leaf_mass, n_leaf = _leaf_conditionals(t, combos, thresholds.p_floor)
+        n_defined += n_leaf
         if not writing and hi - lo <= lo_thr and hi - lo <= best_val:
             continue  # no |Δ| of this leaf exceeds δ or the best so far
-        # simple passes first (gathers, compares, sums), the rare patterns after
-        n_above = 0
-        top = 0.0  # the leaf's largest |Δ| (at least that of every pattern with support)
-        for c in range(n_c):
-            m = abs(cond[u_xy[c]] - cond[u_y[c]])
-            mags[c] = m
-            n_above += m > thresholds[0]
-            if m > top:
-                top = m
-        counts[0] += n_above
-        if min_support > 0.0:  # set aside the patterns that describe too few
-            for c in range(n_c):
-                if prob[combo_xy[c]] < min_support and mags[c] == mags[c]:
-                    for d in range(n_d):
-                        if mags[c] > thresholds[d]:
-                            rare[d] += 1
-                            if d == 0:
-                                counts[0] -= 1
-                    mags[c] = np.nan
-        for d in range(1, n_d):
-            thr = thresholds[d]
-            n_above = 0
-            for c in range(n_c):
-                n_above += mags[c] > thr
-            counts[d] += n_above
-        if writing:  # the word of every pattern with support
-            local = leaf_local[leaf]
-            for c in range(n_c):
-                mag = mags[c]
-                if mag == mag:
-                    word = valid_bit
-                    for d in range(n_d):
-                        if mag > thresholds[d]:
-                            word |= 1 << d
-                    bits_out[local + combo_loff[c]] = word
-        if top > best_val:
+        peak = _count_leaf(combos, u_xy, u_y, mags, bars, thresholds.min_support,
+                           totals.counts, totals.rare)
+        if writing:
+            _write_words(bits_out, leaves.local[leaf], mags, combos.local_off, bars)
+        if peak > best_val:
             for c in range(n_c):
                 if mags[c] > best_val:
                     best_val = mags[c]
-                    best_idx[0] = base + combo_off[c]
+                    totals.best_idx[0] = base + combos.off[c]
         if not slow_on:
             continue
-        # whether the leaf's patterns can enter the divergence heaps or the fronts at all: the
-        # per-pattern tests below, with P(x, y) raised to the leaf's mass and |Δ| to its
-        # largest (each test is monotone in both, so a leaf that fails it has no pattern that
-        # passes it)
-        need_div = False
-        for d in range(n_d if k_div > 0 else 0):
-            cap = leaf_mass * kl_cap[d] * (1.0 + 1e-9)
-            if top > thresholds[d] and not cap < div_floor[d] and (
-                    div_sizes[d] < k_div or cap > div_vals[d, 0]):
-                need_div = True
-        # per δ, the front's best above the leaf's mass: a pattern of the leaf scoring below
-        # it is dominated (its P(x, y) is at most the mass, and _front_best_at is
-        # non-increasing), which spares most patterns the binary search
-        need_front = False
-        for d in range(n_d if pareto_on else 0):
-            floor = _front_best_at(front_p, front_best, front_len, d, leaf_mass)
-            front_floor[d] = floor
-            if top > thresholds[d] and not floor > top * (1.0 + 1e-9):
-                need_front = True
+        need_div = _needs_divergence(leaf_mass, peak, bars, kl_cap, thresholds.div_floor, div)
+        need_front = _needs_front(leaf_mass, peak, bars, pareto, front_floor)
         # the patterns that may enter a heap, a front or the listing
         slow_thr = lo_thr
-        if not (need_div or need_front or list_on):
+        if not (need_div or need_front or listing.on):
             if k_top == 0:
                 continue
-            if top_sizes[0] == k_top and top_vals[0, 0] > slow_thr:
-                slow_thr = top_vals[0, 0]
-        if top <= slow_thr:
+            if top.sizes[0] == k_top and top.vals[0, 0] > slow_thr:
+                slow_thr = top.vals[0, 0]
+        if peak <= slow_thr:
             continue
         for c in range(n_c):
             mag = mags[c]
             if not mag > slow_thr:
                 continue
-            ixy = combo_xy[c]
-            p_xy = prob[ixy]
-            q = cond[ixy]
-            score = q - cond[combo_y[c]]
-            index = base + combo_off[c]
-            a1 = t[2 * ixy]
-            a0 = t[2 * ixy + 1]
-            if k_top > 0 and (top_sizes[0] < k_top or mag > top_vals[0, 0]):
+            ixy = combos.xy[c]
+            score = combos.cond[ixy] - combos.cond[combos.y[c]]
+            index = base + combos.off[c]
+            if k_top > 0 and (top.sizes[0] < k_top or mag > top.vals[0, 0]):
                 # heap np.int64(0), not the literal 0: the divergence heaps' specialisation
-                _heap_offer(top_vals, top_idx, top_pay, top_sizes, np.int64(0), mag, index,
-                            score)
+                _heap_offer(top, np.int64(0), mag, index, score)
             if need_div:
-                have_rest = False
-                m1 = m0 = 0.0
-                for d in range(n_d):
-                    if not mag > deltas[d] + atol:
-                        continue
-                    # cheap sound bounds first (no logarithm): the divergence is P(x, y)·KL(q ‖ q')
-                    # with δ ≤ q' ≤ q when Δ > δ (mirrored when Δ < −δ), so at most
-                    # P(x, y)·KL(q ‖ δ) ≤ P(x, y)·kl_cap[d]; then the χ² bound of
-                    # _divergence_chi2
-                    full = div_sizes[d] == k_div
-                    if full or div_floor[d] > 0.0:
-                        low = div_vals[d, 0] if full else -1.0
-                        ub = p_xy * kl_cap[d] * (1.0 + 1e-9)
-                        if ub <= low or ub < div_floor[d]:
-                            continue
-                        if not have_rest:
-                            m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
-                            have_rest = True
-                        ub = _divergence_chi2(a1, a0, m1, m0, score, deltas[d])
-                        if ub <= low or ub < div_floor[d]:
-                            continue
-                    if not have_rest:
-                        m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
-                        have_rest = True
-                    dv = _divergence(a1, a0, m1, m0, score, deltas[d])
-                    if not dv < div_floor[d]:
-                        _heap_offer(div_vals, div_idx, div_pay, div_sizes, d, dv, index, score)
+                _offer_divergences(t, c, mag, score, index, kl_cap, combos, thresholds, div)
             if need_front:
-                for d in range(n_d):
-                    if not mag > deltas[d] + atol:
-                        continue
-                    if front_floor[d] > mag * (1.0 + 1e-9) or \
-                            _front_dominates(front_p, front_best, front_len, d, p_xy, mag):
-                        continue
-                    s = surv_len[d]
-                    surv_p[d, s] = p_xy
-                    surv_a[d, s] = mag
-                    surv_s[d, s] = score
-                    surv_idx[d, s] = index
-                    surv_len[d] = s + 1
-            if list_on and mag > deltas[0] + atol:
-                m1, m0 = _rest_masses(t, mass_ptr, mass_idx, c)
-                s = list_len[0]
-                list_idx[s] = index
-                list_score[s] = score
-                list_p[s] = p_xy
-                list_div[s] = _divergence(a1, a0, m1, m0, score, deltas[0])
-                list_len[0] = s + 1
-    best[0] = best_val
-    defined[0] += n_defined
+                _offer_fronts(pareto, front_floor, thresholds, combos.prob[ixy], mag, score,
+                              index)
+            if listing.on and mag > deltas[0] + thresholds.atol:
+                _list_pattern(listing, t, c, combos, score, index, deltas[0])
+    totals.best[0] = best_val
+    totals.defined[0] += n_defined
 
 
 @njit(cache=True)
-def pick_scores(leaf_ext, leaf_index, n_leaves, combo_xy, combo_y, combo_off, pick_keys,
-                pick_idx, pick_out):
-    """Write the signed ``Δ`` of the wanted lattice points among ``n_leaves`` leaves:
-    ``pick_idx`` (sorted global indices), ``pick_keys`` (sorted, unique: their indices with the
-    sensitive part removed, i.e. their leaves' ``leaf_index``); ``pick_out[i]`` receives the
-    score of ``pick_idx[i]``, with the arithmetic of :func:`score_leaves` (bit-identical to
-    the score that the scan compared with ``δ``)."""
-    n_c = len(combo_xy)
+def pick_scores(leaves, n_leaves, combos, pick_keys, pick_idx, pick_out):
+    """Write the signed ``Δ`` of the wanted lattice points among the first ``n_leaves`` of
+    ``leaves`` (:class:`Leaves`; ``combos``: :class:`Combos`): ``pick_idx`` (sorted global
+    indices), ``pick_keys`` (sorted, unique: their indices with the sensitive part removed,
+    i.e. their leaves' ``index``); ``pick_out[i]`` receives the score of ``pick_idx[i]``, with
+    the arithmetic of :func:`score_leaves` (bit-identical to the score that the scan compared
+    with ``δ``)."""
+    n_c = len(combos.xy)
     for leaf in range(n_leaves):
-        base = leaf_index[leaf]
+        base = leaves.index[leaf]
         k = np.searchsorted(pick_keys, base)
         if k == len(pick_keys) or pick_keys[k] != base:
             continue
-        t = leaf_ext[leaf]
+        t = leaves.ext[leaf]
         for c in range(n_c):
-            index = base + combo_off[c]
+            index = base + combos.off[c]
             i = np.searchsorted(pick_idx, index)
             if i < len(pick_idx) and pick_idx[i] == index:
-                pick_out[i] = _cond(t, combo_xy[c]) - _cond(t, combo_y[c])
+                pick_out[i] = _cond(t, combos.xy[c]) - _cond(t, combos.y[c])
 
 
 # ------------------------------------------------------------------- summaries over bitmaps

@@ -18,6 +18,7 @@ from pcfair.patterns._arguments import Problem, Request
 from pcfair.patterns._engine_base import Estimate
 from pcfair.patterns.results import EngineResult
 from pcfair.patterns.sampling import found_patterns, sample_search
+from pcfair.patterns.search_types import SearchQuery
 from pcfair.patterns.summaries import pareto_mask
 
 
@@ -70,10 +71,11 @@ class SampleEngine:
     def run(self, problem: Problem, request: Request) -> EngineResult:
         """Sample; the patterns in order of ``|Δ|``, best first (a certification keeps the
         best one, and is complete where it has one)."""
-        time_limit = self.seconds if request.deadline is None else request.time_left()
-        res = sample_search(problem.pc, problem.d, problem.fav, problem.sens, request.delta,
-                            runs=self.runs, time_limit=time_limit, memo=self.memo,
-                            random_state=self.random_state, min_support=request.min_support)
+        query = SearchQuery.from_request(request)
+        if request.deadline is None:
+            query = query.within(self.seconds)
+        res = sample_search(problem, query, runs=self.runs, memo=self.memo,
+                            random_state=self.random_state)
         items = found_patterns(res.found)
         items.sort(key=lambda it: -abs(it.score))
         kind = request.kind

@@ -29,7 +29,7 @@ from pcfair.patterns.parallel import parallel_search
 from pcfair.patterns.results import EngineResult
 from pcfair.patterns.scores import THRESHOLD_ATOL, discriminates, pattern_divergences
 from pcfair.patterns.search import search
-from pcfair.patterns.search_types import SearchResult, pattern_key
+from pcfair.patterns.search_types import SearchQuery, SearchResult, pattern_key
 from pcfair.patterns.summaries import pareto_mask
 from pcfair.patterns.tree_search import search_tree
 
@@ -47,8 +47,8 @@ def _search_stats(runs: list[SearchResult], name: str) -> dict:
 
 @dataclass(frozen=True)
 class SearchEngine:
-    """A branch and bound in the engine table: ``runner`` is its search function (the
-    signature of :func:`pcfair.patterns.search.search`), ``splits`` whether its runs are
+    """A branch and bound in the engine table: ``runner`` is its search function
+    (``runner(problem, query)`` with a :class:`~.search_types.SearchQuery`), ``splits`` whether its runs are
     split over processes (the naive-Bayes search runs here: it takes less time than starting
     workers). The Python search's adapter is :class:`PythonSearch`; the compiled ones apply
     where ``recognises`` the circuit and the request's :class:`SearchOptions` (``compiled``:
@@ -69,7 +69,7 @@ class SearchEngine:
     """
 
     name: str
-    runner: Callable[..., SearchResult]
+    runner: Callable[[Problem, SearchQuery], SearchResult]
     recognises: Callable[[Problem, object], bool]
     kinds: tuple[str, ...] = COMPILED_KINDS
     splits: bool = True
@@ -105,8 +105,7 @@ class SearchEngine:
         kind = request.kind
         if kind == "maximal":
             return self._maximal(problem, request)
-        mode = "first" if kind == "certify" else kind
-        res = self._run_split(problem, request, mode)
+        res = self._run_split(problem, request, SearchQuery.from_request(request))
         items = res.patterns
         if kind == "pareto" and items:
             keep = pareto_mask(np.abs([it.score for it in items]),
@@ -118,33 +117,28 @@ class SearchEngine:
                             max_abs=res.best if res.best > 0 else None, max_abs_exact=False,
                             stats=_search_stats([res], self.name))
 
-    def _run_split(self, problem: Problem, request: Request, mode: str) -> SearchResult:
-        """One search ``mode``, split over processes where the engine can be."""
-        opts = request.search_options
-        return parallel_search(self.runner, problem.pc, problem.d, problem.fav, problem.sens,
-                               request.delta, n_jobs=request.n_jobs if self.splits else 1,
-                               executor=request.executor if self.splits else None,
-                               mode=mode, k=request.k, rank_by=request.rank_by,
-                               deadline=request.deadline, progress=request.progress,
-                               min_support=request.min_support, ordering=opts.ordering,
-                               options=opts)
+    def _run_split(self, problem: Problem, request: Request,
+                   query: SearchQuery) -> SearchResult:
+        """The search of ``query``, split over the request's processes where the engine can
+        be."""
+        return parallel_search(self.runner, problem, query,
+                               n_jobs=request.n_jobs if self.splits else 1,
+                               executor=request.executor if self.splits else None)
 
     def _maximal(self, problem: Problem, request: Request) -> EngineResult:
         """Maximal patterns by search: every pattern, then for each one a search of its
         extensions for another (the Python search's extension mode)."""
-        pc, d, fav = problem.pc, problem.d, problem.fav
-        res = self._run_split(problem, request, "all")
+        res = self._run_split(problem, request, SearchQuery.from_request(request, "all"))
         runs, complete = [res], res.complete
         member = {pattern_key(it.x, it.y) for it in res.patterns}
-        n_features = pc.num_variables - 1
+        n_features = problem.pc.num_variables - 1
+        extension = SearchQuery.from_request(request, "extension").but(progress=False,
+                                                                       order=res.order)
         items = []
         for it in res.patterns:
             if len(it.x) + len(it.y) == n_features:
                 continue  # a complete assignment is never maximal
-            sub = search(pc, d, fav, problem.sens, request.delta, mode="extension",
-                         start=(it.x, it.y), min_support=request.min_support, member=member,
-                         deadline=request.deadline, progress=False, order=res.order,
-                         options=request.search_options)
+            sub = search(problem, extension, start=(it.x, it.y), member=member)
             runs.append(sub)
             if not sub.complete:
                 complete = False
@@ -162,7 +156,7 @@ class PythonSearch(SearchEngine):
     circuit, :func:`pcfair.patterns.bounds.select_bound`)."""
 
     name: str = "python_search"
-    runner: Callable[..., SearchResult] = search
+    runner: Callable[[Problem, SearchQuery], SearchResult] = search
     recognises: Callable[[Problem, object], bool] = lambda problem, opts: True
     kinds: tuple[str, ...] = ("certify", "all", "topk", "pareto", "maximal")
     compiled: bool = False

@@ -47,12 +47,11 @@ def log_masses(obs, model, msg, has_ev, out, linear) -> None:
     """``out[0] = log P(d, e)``, ``out[1] = log P(¬d, e)`` for the evidence ``obs``, exact at any
     magnitude (``-inf`` exactly where the evidence has probability zero in exact arithmetic).
 
-    ``model`` is the tree search's bundle (:meth:`pcfair.patterns.bounds.TreeBound.kernel_model`:
-    ``post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior``:
-    ``log_prior`` holds ``log P(d)``, ``log P(¬d)``; ``lt``/``th`` the conditionals
-    ``θ_δ(v = k | pa = j)`` at ``toff[v] + j·card[v] + k``, in logs and linear); ``linear``
-    whether :func:`linear_is_exact` holds for it (a literal: the kernels are compiled for
-    each value, so the hot path carries no branch). The upward pass of a tree:
+    ``model`` is the tree model (a :class:`~pcfair.patterns._tree_records.TreeModel`);
+    ``msg`` (a row per slot, a column per decision value), ``has_ev`` (per variable) are
+    scratch; ``linear`` whether :func:`linear_is_exact` holds for the model (a literal: the
+    kernels are compiled for each value, so the hot path carries no branch). The upward pass
+    of a tree:
     ``m_δ(v, j) = Σ_k θ_δ(k | j) [k allowed] Π_c m_δ(c, k)`` in post order, and
     ``P(δ, e) = P(δ) Π_roots m_δ(r)``. A subtree with no evidence has ``m = 1`` (``θ`` sums
     to one) and is skipped (``has_ev``).
@@ -63,23 +62,29 @@ def log_masses(obs, model, msg, has_ev, out, linear) -> None:
     :func:`linear_is_exact`'s theorem). Otherwise every message is a log
     (:func:`_log_space_masses`): slower, and exact where linear doubles are not.
     """
-    post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior = model
     if linear:
-        _linear_masses(obs, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff,
-                       log_prior, msg, has_ev, out)
+        _linear_masses(obs, _pass_tables(model, model.th1, model.th0), msg, has_ev, out)
     else:
-        _log_space_masses(obs, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
-                          log_prior, msg, has_ev, out)
+        _log_space_masses(obs, _pass_tables(model, model.lt1, model.lt0), msg, has_ev, out)
+
+
+@njit(cache=True, inline="always")
+def _pass_tables(model, t1, t0):
+    """The arrays a pass of :func:`log_masses` reads, and only those: ``post, par, card, kp,
+    toff`` of ``model``, the tables ``t1``/``t0`` of ``θ_d``/``θ_¬d`` (linear, or logs), then
+    ``ch_ptr, ch_idx, moff, log_prior``; built in the caller (measured: the whole model
+    passed, three arrays more, made the passes 5–70 % slower)."""
+    return (model.post, model.par, model.card, model.kp, model.toff, t1, t0, model.ch_ptr,
+            model.ch_idx, model.moff, model.log_prior)
 
 
 @njit(cache=True)
-def _linear_masses(obs, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior,
-                   msg, has_ev, out) -> None:
-    """:func:`log_masses` by linear messages (exact where :func:`linear_is_exact` holds). A
-    function of its own that calls none, taking only the arrays it reads: the search's hot
-    path, which numba compiles best so (measured: a call of the log-space pass inside it, or
-    the whole model passed, cost a third of the search's time). The log-space pass takes the
-    same arrays, with the log tables in place of the linear ones."""
+def _linear_masses(obs, tables, msg, has_ev, out) -> None:
+    """:func:`log_masses` by linear messages (exact where :func:`linear_is_exact` holds), on
+    the linear tables (:func:`_pass_tables`). A function of its own that calls none: the
+    search's hot path, which numba compiles best so (measured: a call of the log-space pass
+    inside it cost a third of the search's time)."""
+    post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, moff, log_prior = tables
     s1 = 0.0
     s0 = 0.0
     for i in range(post.shape[0]):
@@ -138,11 +143,11 @@ def _linear_masses(obs, post, par, card, kp, toff, th1, th0, ch_ptr, ch_idx, mof
 
 
 @njit(cache=True)
-def _log_space_masses(obs, post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff,
-                      log_prior, msg, has_ev, out) -> None:
-    """:func:`log_masses` with every message a log (``msg`` holds ``log m_δ(v, j)``; ``lt1``,
-    ``lt0`` the log tables): sums by log-sum-exp, products by sums; exact at any
+def _log_space_masses(obs, tables, msg, has_ev, out) -> None:
+    """:func:`log_masses` with every message a log (``msg`` holds ``log m_δ(v, j)``), on the
+    log tables (:func:`_pass_tables`): sums by log-sum-exp, products by sums; exact at any
     magnitude."""
+    post, par, card, kp, toff, lt1, lt0, ch_ptr, ch_idx, moff, log_prior = tables
     for i in range(post.shape[0]):
         v = post[i]
         o = obs[v]

@@ -180,15 +180,14 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     """Run the search until it ends (``DONE``), a first pattern is found (``FOUND``),
     ``budget`` nodes were visited (``BUDGET``) or the output buffer is full (``GROW``).
 
-    The state comes in bundles (tuples, unpacked below): ``model = (post, par, card, kp,
-    toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior)`` (the tree model of
-    :class:`~pcfair.patterns.bounds.TreeBound`); ``positions = (pos_var, sens, free_st,
+    The state comes in bundles: ``model``, the tree model (a
+    :class:`~pcfair.patterns._tree_records.TreeModel`); ``positions = (pos_var, sens, free_st,
     sens_left, orders)``; ``state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)`` (the
-    evidence and the path's frames); ``work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr,
-    mix)`` and ``work2 = (box, imp, lm, flags, out, dirty, stats)``, a second box with the
-    mixture rules (``rules``), evaluated only where the plain box does not prune and while
-    it prunes at least one node in 20 where it is tried (``stats``: tries, prunes, skips)
-    (the messages' and the bound's scratch); ``walk``, ``top`` and ``found`` are
+    evidence and the path's frames); ``work = (msg, has_ev, tmp, bw)`` (the messages' scratch
+    and the plain box, a :class:`~pcfair.patterns._tree_records.BoxWork`) and ``work2 =
+    (bw2, stats)``, a second box with the mixture rules (``rules``), evaluated only where the
+    plain box does not prune and while it prunes at least one node in 20 where it is tried
+    (``stats``: tries, prunes, skips); ``walk``, ``top`` and ``found`` are
     :class:`~pcfair.patterns._compiled.SearchBuffers`' bundles.
 
     ``plateau = (pos_of, scratch, stats)``: the plateau solver's
@@ -211,11 +210,15 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
     ``sens[j]``); ``free_st[j]`` is position ``j``'s undecided state.
     """
     literally(linear)  # compiled once per value (run_linear, run_in_logs): no branch per pass
-    post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr, ch_idx, moff, log_prior = model
+    log_prior = model.log_prior
     pos_var, sens, free_st, sens_left, orders = positions
     st, val, obs_a, obs_b, scratch, fa, fp, fint = state
-    msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr, mix = work
-    box2, imp2, lm2, flags2, out2, dirty2, stats2 = work2
+    msg, has_ev, tmp, bw = work
+    bw2, stats2 = work2
+    out = bw.out
+    dirty = bw.dirty
+    out2 = bw2.out
+    dirty2 = bw2.dirty
     ctrl, fbest, code, cn, cur, c_role, c_val, c_score, c_p, c_div, c_la = walk
     heap, hk, hc, hs, hp, hd, hx = top
     os_, op, ox = found
@@ -337,8 +340,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
             prune = p < log_ms
             if not prune:
                 ctrl[C_BOUNDS] += 1
-                tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr, ch_ptr,
-                         ch_idx, moff, box, imp, lm, flags, out, dirty, plain, rr, mix)
+                tree_box(st, val, model, bw, plain)
                 ub, a_min, a_max = node_bound(out, pi)
                 if ub >= 0.0 and mixtures and not _prunes(ub, thr, mode, by_div, k,
                                                              ctrl, hk, heap):
@@ -352,9 +354,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
                         use = stats2[2] % 64 == 0  # keep sampling the prune rate
                     if use:
                         stats2[0] += 1
-                        tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr,
-                                 ch_ptr, ch_idx, moff, box2, imp2, lm2, flags2, out2, dirty2,
-                                 rules, rr, mix)
+                        tree_box(st, val, model, bw2, rules)
                         ub2, a_min2, a_max2 = node_bound(out2, pi)
                         ub = min(ub, ub2)
                         a_min = max(a_min, a_min2)
@@ -377,9 +377,7 @@ def run(model, positions, params, iparams, state, work, work2, plateau, walk, to
                                     st[pos_var[j]] = FREE
                                     dirty[pos_var[j]] = True
                                     dirty2[pos_var[j]] = True
-                            tree_box(st, val, post, par, card, kp, toff, lt1, lt0, th1, th0, ctr,
-                                     ch_ptr, ch_idx, moff, box, imp, lm, flags, out, dirty,
-                                     plain, rr, mix)
+                            tree_box(st, val, model, bw, plain)
                             for j in range(dd):
                                 if code[j] < 0:
                                     st[pos_var[j]] = IN_X

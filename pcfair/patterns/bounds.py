@@ -40,6 +40,7 @@ from pcfair.inference.smallest import log_smallest_probability
 from pcfair.patterns import _bound_kernels as K
 from pcfair.patterns import _search_kernels as SK
 from pcfair.patterns._tree_mass_kernels import linear_is_exact
+from pcfair.patterns._tree_records import BoxWork, TreeModel
 
 __all__ = ["BOUNDS", "NaiveBayesBound", "QuotientBound", "TreeBound", "coupled_bound",
            "select_bound"]
@@ -687,13 +688,12 @@ class TreeBound:
             ctr[v, 3, 1] = (top - bottom).max()
         return ctr
 
-    def kernel_model(self) -> tuple:
-        """The recognised model as the compiled tree search's kernels take it
-        (:func:`pcfair.patterns._tree_mass_kernels.log_masses`' ``model``; :attr:`linear`
-        says whether its messages may be linear)."""
-        return (self.post, self.parent, self.card, self.kp, self.toff, self.lt1, self.lt0,
-                self.th1, self.th0, self.ctr, self.ch_ptr, self.ch_idx, self.moff,
-                self.log_prior)
+    def kernel_model(self) -> TreeModel:
+        """The recognised model as the compiled tree kernels take it (:attr:`linear` says
+        whether its messages may be linear)."""
+        return TreeModel(self.post, self.parent, self.card, self.kp, self.toff, self.lt1,
+                         self.lt0, self.th1, self.th0, self.ctr, self.ch_ptr, self.ch_idx,
+                         self.moff, self.log_prior)
 
     def _buffers(self) -> None:
         n, m = len(self.card), self.slots
@@ -753,10 +753,9 @@ class TreeBound:
             st[v], val[v] = (K.FREE, 0) if x_free else (K.IN_X, k)
         for v in free:
             st[v] = K.FREE_SENS if v in sensitive else K.FREE
-        K.tree_box(st, val, self.post, self.parent, self.card, self.kp, self.toff, self.lt1,
-                   self.lt0, self.th1, self.th0, self.ctr, self.ch_ptr, self.ch_idx,
-                   self.moff, self._box, self._imp, self._lm, self._flags, self._out,
-                   np.ones(n, np.bool_), self.rules, self._rr, self._mix)
+        work = BoxWork(self._box, self._imp, self._lm, self._flags, self._out,
+                       np.ones(n, np.bool_), self._rr, self._mix)
+        K.tree_box(st, val, self.kernel_model(), work, self.rules)
         return self._out.copy()
 
     def node(self, x: dict, y: dict, free: Sequence[int], sensitive: set) -> NodeBound | None:

@@ -2,28 +2,59 @@
 
 :func:`map_chunks` is the one mechanism the engines use to run work that splits into
 independent *chunk tasks*: pure functions of small picklable arguments whose partial results
-merge exactly (counts add, heaps and fronts merge). The same call runs
+merge exactly (counts add, heaps and fronts merge).
 
-- serially in this process (``n_jobs=1``, the default);
-- on local processes (``n_jobs=2``, ``n_jobs=-1`` for every core), through a
+**Tasks.** The task function must be picklable by reference, that is defined at the top level
+of an importable module (``pcfair``'s own task functions, or a function of the standard
+library such as :func:`math.factorial`): worker processes and Dask workers import it by name,
+and Dask workers need ``pcfair`` (the same version) installed. Each task is one tuple of
+positional arguments (the *i*-th task runs ``fn(*tasks[i])``), small and picklable (a
+circuit as :func:`pcfair.circuit.io.json_io.to_dict` gives it, a chunk prefix, query
+parameters). On Dask, an argument that is the same object in every task (the circuit, say) is
+sent to the cluster once, not once per task.
+
+**Results.** :func:`map_chunks` never merges or reorders results: it hands each one, in
+completion order (not task order), to the caller's ``on_result(index, result)``, called in
+this process once per finished task. The merge must not depend on the order (sums, set
+unions, heap merges, ...), which makes the answer the same on every backend. ``on_result``
+returning True stops the run: pending tasks are cancelled and the call returns at once
+(``stopped_early=True``, ``complete=True``); any other value (None, False, ...) goes on. An
+exception raised by a task or by ``on_result`` cancels the pending tasks and propagates.
+
+**Backends.** The same call runs
+
+- serially in this process (``executor=None`` and ``n_jobs=1``, the default);
+- on a pool of local processes that the call starts and shuts down (``n_jobs=2``,
+  ``n_jobs=-1`` for every core: :func:`resolve_n_jobs`), a
   :class:`concurrent.futures.ProcessPoolExecutor` started with ``spawn``;
-- on any :class:`concurrent.futures.Executor` the caller passes (used as is, never shut down);
+- on any :class:`concurrent.futures.Executor` the caller passes (a ``ThreadPoolExecutor``, a
+  ``ProcessPoolExecutor``, a ``client.get_executor()``), used as is and never shut down; it
+  decides how many tasks run at once (``n_jobs`` is then ignored);
 - on a Dask cluster: a :class:`dask.distributed.Client`, or a scheduler address such as
-  ``"tcp://127.0.0.1:8786"`` (install the extra: ``pip install pcfair[distributed]``).
+  ``"tcp://127.0.0.1:8786"``, for which the call opens a ``Client`` and closes it afterwards
+  (install the extra: ``pip install pcfair[distributed]``).
 
-:func:`map_chunks` never merges or reorders results: it hands each one, in completion order,
-to the caller's ``on_result``, so a merge that does not depend on the order gives the same
-answer on every backend.
+**Time.** ``time_limit`` (seconds from the call, pcfair's one rule:
+:func:`pcfair._clock.check_time_limit`, 0 an immediate deadline) or ``deadline`` (a
+:func:`time.time` value shared with the caller's other work; it overrides ``time_limit``)
+bound the run: at the deadline the call stops waiting, cancels the pending tasks and returns
+``complete=False``. In this process the check falls between tasks, so a task that runs on
+finishes first; tasks that accept a deadline should get the same one
+(:func:`pcfair._clock.deadline_from`) to stop at the same moment. When a run on the local
+pool stops early or hits the deadline, its worker processes are terminated, so a task that
+ignores its deadline does not keep a core busy afterwards. Dask cannot interrupt a task
+already running on a worker: the cancelled task's result is discarded when it ends.
 
-Worker processes are started with ``spawn``: each imports the caller's main module first, so a
-script that calls ``map_chunks`` (or an engine built on it) with ``n_jobs > 1`` at its top level
-needs the usual guard::
+**Scripts.** Worker processes are started with ``spawn``: each imports the caller's main
+module first, so a script that calls ``map_chunks`` (or an engine built on it) with
+``n_jobs > 1`` at its top level needs the usual guard::
 
     if __name__ == "__main__":
         main()
 
-Without it the workers fail while starting; :func:`map_chunks` then finishes the run in the
-calling process with a :class:`RuntimeWarning` that names the guard (same answer, one core).
+Without it the workers fail while starting, the pool breaks, and :func:`map_chunks` finishes
+the run in the calling process with a :class:`RuntimeWarning` that names the guard (same
+answer, one core).
 
 Examples
 --------
@@ -34,6 +65,31 @@ Examples
 ...                  lambda i, r: total.append(r), progress=False)
 >>> sum(total), run.complete, run.done, run.backend
 (154, True, 6, 'serial')
+
+The same on two local processes gives the same answer:
+
+>>> total.clear()
+>>> run = map_chunks(math.factorial, [(n,) for n in range(6)],
+...                  lambda i, r: total.append(r), n_jobs=2, progress=False)
+>>> sum(total), run.backend, run.complete
+(154, 'processes', True)
+
+Stop at the first result above 100 (serially the tasks finish in order):
+
+>>> seen = []
+>>> def first_big(index, result):
+...     seen.append(result)
+...     return result > 100
+>>> run = map_chunks(math.factorial, [(n,) for n in range(10)], first_big, progress=False)
+>>> run.stopped_early, run.complete, run.done, run.total
+(True, True, 6, 10)
+
+On a Dask cluster, given a client or the scheduler's address:
+
+>>> from dask.distributed import Client                              # doctest: +SKIP
+>>> client = Client("tcp://scheduler.example.org:8786")              # doctest: +SKIP
+>>> run = map_chunks(pow, [(2, 3)], first_big, executor=client)      # doctest: +SKIP
+>>> run = map_chunks(pow, [(2, 3)], first_big, executor="tcp://10.0.0.5:8786")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -114,123 +170,61 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
                *, executor: Any = None, n_jobs: int = 1, time_limit: float | None = None,
                deadline: float | None = None, progress: bool | None = None,
                desc: str = "chunks") -> ChunkRun:
-    """Run ``fn(*task)`` for every task and hand each result to ``on_result`` as it completes.
+    """Run ``fn(*task)`` for every task and hand each result to ``on_result`` as it completes
+    (what the tasks, the results, the backends and the time limit must be: the module
+    docstring).
 
     Parameters
     ----------
     fn : callable
-        The task function. It must be picklable by reference, that is defined at the top level
-        of an importable module (``pcfair``'s own task functions, or a function of the
-        standard library such as :func:`math.factorial`): worker processes and Dask workers
-        import it by name. Dask workers need ``pcfair`` (the same version) installed.
+        The task function, defined at the top level of an importable module.
     tasks : sequence of tuple
-        One tuple of positional arguments per task: the *i*-th task runs ``fn(*tasks[i])``.
-        Arguments should be small and picklable (a circuit as
-        :func:`pcfair.circuit.io.json_io.to_dict` gives it, a chunk prefix, query parameters).
-        On Dask, an argument that is the same object in every task (the circuit, say) is sent
-        to the cluster once, not once per task.
+        One tuple of positional arguments per task.
     on_result : callable
-        ``on_result(index, result)``, called in this process, in completion order (not task
-        order), once per finished task. It merges the partial results: the merge must not
-        depend on the order (sums, set unions, heap merges, ...), which makes the answer the
-        same on every backend. Returning True stops the run: pending tasks are cancelled and
-        the call returns at once (``stopped_early=True``, ``complete=True``); any other value
-        (None, False, ...) goes on. An exception raised by a task or by ``on_result``
-        cancels the pending tasks and propagates.
+        ``on_result(index, result)``, in completion order; True stops the run.
     executor : None, concurrent.futures.Executor, dask.distributed.Client or str, optional
-        Where the tasks run. None: in this process when ``n_jobs == 1``, else on a pool of
-        ``n_jobs`` local processes that this call starts and shuts down. An Executor (for
-        example a ``ThreadPoolExecutor``, a ``ProcessPoolExecutor`` or a
-        ``client.get_executor()``) is used as is and not shut down. A Dask ``Client`` runs the
-        tasks on its cluster; a string is a Dask scheduler address, for which this call opens a
-        ``Client`` and closes it afterwards.
+        Where the tasks run (None: here, or on ``n_jobs`` local processes).
     n_jobs : int, default 1
-        Local processes when ``executor`` is None; ``-1`` is every core. Ignored when an
-        ``executor`` is given (the executor decides how many tasks run at once).
+        Local processes when ``executor`` is None; ``-1`` is every core.
     time_limit : float, optional
-        Seconds of wall-clock time, counted from this call (pcfair's one rule,
-        :func:`pcfair._clock.check_time_limit`: a finite number ``>= 0``, 0 an immediate
-        deadline). At the deadline the call stops waiting, cancels the pending tasks and
-        returns ``complete=False``. In this process the check falls between tasks, so a task
-        that runs on finishes first; tasks that accept a deadline should get
-        ``deadline_from(time_limit)`` (:func:`pcfair._clock.deadline_from`) to stop at the
-        same moment.
+        Seconds of wall-clock time from this call (0: an immediate deadline).
     deadline : float, optional
-        A :func:`time.time` value shared with the caller's other work (the one clock of every
-        engine); it overrides ``time_limit``.
+        A :func:`time.time` value; it overrides ``time_limit``.
     progress : bool, optional
-        Show a progress bar over the chunks (with an ETA) on stderr. None (default) shows it
-        when stderr is a terminal.
+        Show a progress bar over the chunks on stderr (None: when stderr is a terminal).
     desc : str, default "chunks"
         The progress bar's label.
 
     Returns
     -------
     ChunkRun
-        Whether the run completed, stopped early or hit the time limit, how many tasks were
+        Whether the run completed, stopped early or hit the deadline, how many tasks were
         reported, the time it took and the backend used.
 
     Raises
     ------
     TypeError
-        ``executor`` is none of the accepted kinds.
+        ``fn`` or ``on_result`` is not callable, a task is not a tuple, or ``executor`` is
+        none of the accepted kinds.
     ImportError
-        A Dask scheduler address was given but ``distributed`` is not installed
-        (``pip install pcfair[distributed]``).
+        A Dask scheduler address was given but ``distributed`` is not installed.
     OptionError
-        ``n_jobs`` (:func:`resolve_n_jobs`) or ``time_limit``
-        (:func:`pcfair._clock.check_time_limit`) is out of range; a :class:`ValueError`.
-
-    Notes
-    -----
-    Local worker processes are started with ``spawn`` and first import the caller's main
-    module, so a script that calls this with ``n_jobs > 1`` at its top level needs the guard
-    ``if __name__ == "__main__":`` around its main code. Without it the workers fail while
-    starting, the pool breaks, and the remaining tasks run in this process with a
-    :class:`RuntimeWarning` that names the guard (the answer is the same; only one core works).
-    When a run on the local pool stops early or hits the time limit, its worker processes are
-    terminated, so a task that ignores its deadline does not keep a core busy afterwards.
-    Dask cannot interrupt a task already running on a worker: the cancelled task's result is
-    discarded when it ends.
+        ``n_jobs`` (:func:`resolve_n_jobs`), ``time_limit``
+        (:func:`pcfair._clock.check_time_limit`) or a scheduler address is out of range.
 
     Examples
     --------
     Merge by a sum, which does not depend on the completion order:
 
-    >>> import math
     >>> from concurrent.futures import ThreadPoolExecutor
     >>> totals = {"sum": 0}
     >>> def merge(index, result):
     ...     totals["sum"] += result
-    >>> tasks = [(2, k) for k in range(10)]
     >>> with ThreadPoolExecutor(2) as pool:
-    ...     run = map_chunks(pow, tasks, merge, executor=pool, progress=False)
+    ...     run = map_chunks(pow, [(2, k) for k in range(10)], merge, executor=pool,
+    ...                      progress=False)
     >>> totals["sum"], run.backend
     (1023, 'executor')
-
-    The same on two local processes gives the same answer:
-
-    >>> totals["sum"] = 0
-    >>> run = map_chunks(pow, tasks, merge, n_jobs=2, progress=False)
-    >>> totals["sum"], run.backend, run.complete
-    (1023, 'processes', True)
-
-    Stop at the first result above 100 (serially the tasks finish in order):
-
-    >>> seen = []
-    >>> def first_big(index, result):
-    ...     seen.append(result)
-    ...     return result > 100
-    >>> run = map_chunks(math.factorial, [(n,) for n in range(10)], first_big, progress=False)
-    >>> run.stopped_early, run.complete, run.done, run.total
-    (True, True, 6, 10)
-
-    On a Dask cluster, given a client or the scheduler's address:
-
-    >>> from dask.distributed import Client                              # doctest: +SKIP
-    >>> client = Client("tcp://scheduler.example.org:8786")              # doctest: +SKIP
-    >>> run = map_chunks(pow, tasks, merge, executor=client)             # doctest: +SKIP
-    >>> run = map_chunks(pow, tasks, merge, executor="tcp://10.0.0.5:8786")  # doctest: +SKIP
     """
     start = time.perf_counter()
     if not callable(fn):
@@ -243,47 +237,17 @@ def map_chunks(fn: Callable[..., Any], tasks: Sequence[tuple], on_result: Callab
     workers = resolve_n_jobs(n_jobs) if kind == "none" else 1
     bar = progress_bar(progress, desc, total=len(tasks), unit=" chunks")
     state = _State(len(tasks), on_result, deadline, bar)
-    try:
+    with bar:
         if kind == "none" and (workers == 1 or len(tasks) <= 1):
-            backend = "serial"
-            status = _run_serial(fn, tasks, range(len(tasks)), state)
+            backend, status = "serial", _run_serial(fn, tasks, range(len(tasks)), state)
         elif kind == "none":
-            backend = "processes"
-            status = None
-            pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)),
-                                       mp_context=multiprocessing.get_context("spawn"))
-            clean = False
-            try:
-                status = _run_futures(pool, fn, tasks, range(len(tasks)), state, cancel=False,
-                                      window=2 * workers)
-                clean = status == "done"
-            except BrokenProcessPool:
-                if state.done:  # the workers had started: a task killed its worker (memory?)
-                    raise
-            finally:
-                _close_pool(pool, kill=not clean)
-            if status is None:  # the workers never started: the missing __main__ guard
-                warnings.warn(GUARD_WARNING, RuntimeWarning, stacklevel=2)
-                backend = "serial"
-                rest = [i for i in range(len(tasks)) if not state.reported[i]]
-                status = _run_serial(fn, tasks, rest, state)
+            backend, status = _run_processes(fn, tasks, state, workers)
         elif kind == "executor":
             backend = "executor"
             status = _run_futures(executor, fn, tasks, range(len(tasks)), state,
                                   window=EXECUTOR_WINDOW)
         else:
-            backend = "dask"
-            if kind == "address":
-                distributed = _import_distributed()
-                client = distributed.Client(executor, set_as_default=False)
-                try:
-                    status = _run_dask(client, fn, tasks, state)
-                finally:
-                    client.close()
-            else:
-                status = _run_dask(executor, fn, tasks, state)
-    finally:
-        bar.close()
+            backend, status = "dask", _run_on_dask(executor, kind, fn, tasks, state)
     return ChunkRun(complete=status != "timeout" or state.done == len(tasks),
                     stopped_early=status == "stopped", done=state.done, total=len(tasks),
                     seconds=time.perf_counter() - start, backend=backend)
@@ -372,6 +336,45 @@ def _run_futures(executor: Executor, fn: Callable[..., Any], tasks: Sequence[tup
         if cancel:
             for future in futures:  # pending ones are cancelled; running ones finish unheard
                 future.cancel()
+
+
+def _run_processes(fn: Callable[..., Any], tasks: Sequence[tuple], state: _State,
+                   workers: int) -> tuple[str, str]:
+    """The tasks on a pool of ``workers`` local processes started with ``spawn`` (two tasks in
+    flight per worker), then the pool closed; where the workers never started (the missing
+    ``__main__`` guard), the tasks not reported run here with :data:`GUARD_WARNING`.
+    Returns the backend that ran them and the status."""
+    status = None
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)),
+                               mp_context=multiprocessing.get_context("spawn"))
+    clean = False
+    try:
+        status = _run_futures(pool, fn, tasks, range(len(tasks)), state, cancel=False,
+                              window=2 * workers)
+        clean = status == "done"
+    except BrokenProcessPool:
+        if state.done:  # the workers had started: a task killed its worker (memory?)
+            raise
+    finally:
+        _close_pool(pool, kill=not clean)
+    if status is not None:
+        return "processes", status
+    warnings.warn(GUARD_WARNING, RuntimeWarning, stacklevel=3)
+    rest = [i for i in range(len(tasks)) if not state.reported[i]]
+    return "serial", _run_serial(fn, tasks, rest, state)
+
+
+def _run_on_dask(executor: Any, kind: str, fn: Callable[..., Any], tasks: Sequence[tuple],
+                 state: _State) -> str:
+    """The tasks on a Dask client, or (``kind == "address"``) on a client this call opens
+    for the scheduler address ``executor`` and closes afterwards."""
+    if kind != "address":
+        return _run_dask(executor, fn, tasks, state)
+    client = _import_distributed().Client(executor, set_as_default=False)
+    try:
+        return _run_dask(client, fn, tasks, state)
+    finally:
+        client.close()
 
 
 def _close_pool(pool: ProcessPoolExecutor, kill: bool) -> None:

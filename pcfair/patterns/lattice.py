@@ -336,6 +336,134 @@ def _close_sensitive(plan: LatticePlan, table: np.ndarray, out: np.ndarray) -> N
         np.add.reduce(values, axis=a + 1, out=closed[tuple(where)])
 
 
+def _empty_result(query: LatticeQuery, **flags) -> ChunkResult:
+    """A result with nothing found (every count 0, every heap and front empty)."""
+    nd = len(query.deltas)
+    out = ChunkResult(counts=np.zeros(nd, np.int64), rare=np.zeros(nd, np.int64), **flags)
+    out.div = [out.top] * nd
+    out.fronts = [_NO_FRONT] * nd if query.pareto else []
+    return out
+
+
+def _chunk_walk(plan: LatticePlan, prefix: tuple[int, ...], table: np.ndarray) -> K.Walk:
+    """The walk of a chunk over its ``table``: the table closed over the sensitive axes,
+    then one scratch region per level (level ``j ≥ 1``: a block of level ``j − 1``)."""
+    rest = plan.nonsensitive[plan.prefix:]
+    cards = np.array([plan.cards[v] for v in rest], np.int64)
+    n_axes = len(rest)
+    sizes = [len(table) // plan.leaf_size * 2 * plan.ext_size]
+    for j in range(n_axes):
+        sizes.append(sizes[-1] // int(cards[j]))
+    scratch = np.zeros(n_axes + 1, np.int64)
+    offset = sizes[0]
+    for j in range(1, n_axes + 1):
+        scratch[j] = offset
+        offset += sizes[j]
+    work = np.empty(offset)
+    _close_sensitive(plan, table, work[: sizes[0]])
+    _, sub_strides = plan.sub_grid()
+    pos = np.array([0, sum(s * plan.strides[v]
+                           for v, s in zip(plan.nonsensitive[: plan.prefix], prefix))], np.int64)
+    return K.Walk(work, np.zeros(n_axes + 1, np.int64), scratch, cards,
+                  np.array([plan.strides[v] for v in rest], np.int64),
+                  np.array([sub_strides[v] for v in rest], np.int64), 2 * plan.ext_size,
+                  np.full(max(n_axes, 1), -1, np.int64), pos)
+
+
+def _chunk_combos(plan: LatticePlan, query: LatticeQuery) -> tuple[K.Combos, np.ndarray]:
+    """A chunk's :class:`~pcfair.patterns._lattice_kernels.Combos` and its part of the
+    summaries' bitmap (empty where ``query.summaries`` is off)."""
+    xy, yy, off, mptr, midx = plan.combos
+    bits = np.zeros(0, np.uint8)
+    local_off = np.zeros(0, np.int64)
+    if query.summaries:
+        sub_axes, sub_strides = plan.sub_grid()
+        dims = dict(zip(plan.features, plan.shape))
+        bits = np.zeros(int(np.prod([dims[v] for v in sub_axes], dtype=np.int64)),
+                        summary_word(len(query.deltas)))
+        states = np.unravel_index(off, plan.shape)  # the sensitive states of each combination
+        local_off = sum(states[plan.features.index(v)] * sub_strides[v]
+                        for v in plan.sensitive).astype(np.int64)
+    cell_combos = np.bincount(xy, minlength=plan.ext_size).astype(np.int64)
+    return K.Combos(plan.ext_size, xy, yy, off, cell_combos, mptr, midx, local_off,
+                    np.zeros(plan.ext_size), np.zeros(plan.ext_size)), bits
+
+
+def _heaps(n: int, k: int) -> K.Heaps:
+    """``n`` empty heaps of ``k`` entries."""
+    return K.Heaps(np.zeros((n, k)), np.zeros((n, k), np.int64), np.zeros((n, k)),
+                   np.zeros(n, np.int64))
+
+
+class _ChunkAccumulators:
+    """What a chunk's scan accumulates: the kernel's records (thresholds, totals, heaps,
+    Pareto candidates, listing; :mod:`pcfair.patterns._lattice_kernels`) and, folded from
+    them after each batch, the chunk's fronts and listed patterns."""
+
+    def __init__(self, query: LatticeQuery, seed: ChunkResult | None, per_batch: int):
+        nd = len(query.deltas)
+        div_floor = np.zeros(nd)
+        if seed is not None and query.k_div:
+            for d, (vals, _, _) in enumerate(seed.div):
+                if len(vals) == query.k_div:
+                    div_floor[d] = vals.min()
+        self.thresholds = K.Thresholds(np.array(query.deltas, np.float64), THRESHOLD_ATOL,
+                                       float(query.min_support), float(query.floor), div_floor)
+        self.totals = K.Totals(np.zeros(nd, np.int64), np.zeros(nd, np.int64),
+                               np.zeros(1, np.int64), np.zeros(1), np.full(1, -1, np.int64))
+        self.top = _heaps(1, query.k_top)
+        self.div = _heaps(nd, query.k_div)
+        self.fronts = [_NO_FRONT for _ in range(nd)]
+        self.seed_fronts = seed.fronts if seed is not None and query.pareto else self.fronts
+        cap = per_batch if query.pareto else 0
+        self.pareto = K.Pareto(query.pareto, *_front_arrays(self.seed_fronts),
+                               np.zeros((nd, cap)), np.zeros((nd, cap)), np.zeros((nd, cap)),
+                               np.zeros((nd, cap), np.int64), np.zeros(nd, np.int64))
+        lcap = per_batch if query.listing else 0
+        self.listing = K.Listing(query.listing, np.zeros(lcap, np.int64), np.zeros(lcap),
+                                 np.zeros(lcap), np.zeros(lcap), np.zeros(1, np.int64))
+        self.listed: list[tuple] = []
+
+    def score(self, leaves: K.Leaves, n_leaves: int, combos: K.Combos, bits: np.ndarray):
+        """Score a batch of leaves; fold its Pareto candidates into the fronts (the kernel's
+        view of them rebuilt) and its listed patterns into :attr:`listed`."""
+        K.score_leaves(leaves, n_leaves, combos, self.thresholds, self.totals, self.top,
+                       self.div, self.pareto, self.listing, bits)
+        pareto, listing = self.pareto, self.listing
+        if pareto.on and pareto.surv_len.max() > 0:
+            for d in range(len(self.fronts)):
+                m = pareto.surv_len[d]
+                self.fronts[d] = _compact([self.fronts[d], (
+                    pareto.surv_p[d, :m], pareto.surv_a[d, :m], pareto.surv_idx[d, :m],
+                    pareto.surv_s[d, :m])])
+            pareto.surv_len[:] = 0
+            front_p, front_best, front_len = _front_arrays(
+                self.fronts if self.seed_fronts is self.fronts else
+                [_compact([own, other]) for own, other in zip(self.fronts, self.seed_fronts)])
+            self.pareto = pareto._replace(p=front_p, best=front_best, length=front_len)
+        if listing.on and listing.length[0]:
+            m = int(listing.length[0])
+            self.listed.append((listing.idx[:m].copy(), listing.score[:m].copy(),
+                                listing.p[:m].copy(), listing.div[:m].copy()))
+            listing.length[0] = 0
+
+    def result(self, **fields) -> ChunkResult:
+        """The chunk's :class:`ChunkResult` (``fields``: its other attributes)."""
+        totals, top, div = self.totals, self.top, self.div
+        out = ChunkResult(counts=totals.counts, rare=totals.rare,
+                          defined=int(totals.defined[0]), best=float(totals.best[0]),
+                          best_index=int(totals.best_idx[0]),
+                          top=_heap_items(top.vals[0], top.idx[0], top.pay[0],
+                                          int(top.sizes[0])),
+                          div=[_heap_items(div.vals[d], div.idx[d], div.pay[d],
+                                           int(div.sizes[d])) for d in range(len(self.fronts))],
+                          fronts=self.fronts if self.pareto.on else [], **fields)
+        if self.listed:
+            out.listing = tuple(np.concatenate([part[i] for part in self.listed])
+                                for i in range(4))
+        return out
+
+
 def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: LatticeQuery,
                log_z: float, batch: int = 2048, deadline: float | None = None,
                seed: ChunkResult | None = None,
@@ -359,107 +487,29 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
     as chunks finish, in this process); a chunk whose bound is at most that is skipped
     (:attr:`ChunkResult.pruned`)."""
     t0 = time.perf_counter()
-    nd = len(query.deltas)
     if bar is not None and _below(bar[0], float(bar[1][0])):
-        out = ChunkResult(counts=np.zeros(nd, np.int64), rare=np.zeros(nd, np.int64),
-                          pruned=True)
-        out.div = [out.top] * nd
-        out.fronts = [_NO_FRONT] * nd if query.pareto else []
-        return out
+        return _empty_result(query, pruned=True)
     picking = query.points is not None
     if picking:
         wanted = _points_in_chunk(plan, prefix, query.points)
         if not wanted.any():  # nothing to score here
-            out = ChunkResult(counts=np.zeros(nd, np.int64), rare=np.zeros(nd, np.int64),
-                              picked=np.full(len(query.points), np.nan))
-            out.div = [out.top] * nd
-            return out
+            return _empty_result(query, picked=np.full(len(query.points), np.nan))
+        pick_idx = np.ascontiguousarray(query.points, np.int64)
+        pick_keys = np.unique(pick_idx[wanted] - _sensitive_part(plan, pick_idx[wanted]))
+        picked = np.full(len(pick_idx), np.nan)
     if not isinstance(circuit, Circuit):
         circuit = _circuit_from_dict(circuit)
     table = _chunk_table(circuit, plan, prefix, log_z, deadline)
     if table is None:
         return None
-    rest = plan.nonsensitive[plan.prefix:]
-    cards = np.array([plan.cards[v] for v in rest], np.int64)
-    strides = np.array([plan.strides[v] for v in rest], np.int64)
-    n_axes = len(rest)
-    ext2 = 2 * plan.ext_size
-    # one region per level: level 0 is the closed table, level j ≥ 1 a scratch of its block
-    sizes = [len(table) // plan.leaf_size * ext2]
-    for j in range(n_axes):
-        sizes.append(sizes[-1] // int(cards[j]))
-    scratch = np.zeros(n_axes + 1, np.int64)
-    offset = sizes[0]
-    for j in range(1, n_axes + 1):
-        scratch[j] = offset
-        offset += sizes[j]
-    work = np.empty(offset)
-    _close_sensitive(plan, table, work[: sizes[0]])
+    walk = _chunk_walk(plan, prefix, table)
     del table
-    level_base = np.zeros(n_axes + 1, np.int64)
-    st = np.full(max(n_axes, 1), -1, np.int64)
-    pos = np.array([0, sum(s * plan.strides[v]
-                           for v, s in zip(plan.nonsensitive[: plan.prefix], prefix))], np.int64)
-    leaf_ext = np.empty((batch, ext2))
-    leaf_index = np.empty(batch, np.int64)
-    deltas = np.array(query.deltas, np.float64)
-    counts = np.zeros(nd, np.int64)
-    rare = np.zeros(nd, np.int64)
-    best = np.zeros(1)
-    best_idx = np.full(1, -1, np.int64)
-    defined = np.zeros(1, np.int64)
-    top_vals, top_pay = np.zeros((1, query.k_top)), np.zeros((1, query.k_top))
-    top_idx = np.zeros((1, query.k_top), np.int64)
-    top_sizes = np.zeros(1, np.int64)
-    div_vals, div_pay = np.zeros((nd, query.k_div)), np.zeros((nd, query.k_div))
-    div_idx = np.zeros((nd, query.k_div), np.int64)
-    div_sizes = np.zeros(nd, np.int64)
-    div_floor = np.zeros(nd)
-    if seed is not None and query.k_div:
-        for d, (vals, _, _) in enumerate(seed.div):
-            if len(vals) == query.k_div:
-                div_floor[d] = vals.min()
-    n_combo = len(plan.combos[0])
-    per_batch = batch * n_combo
-    cap = per_batch if query.pareto else 0
-    surv_p, surv_a, surv_s = np.zeros((nd, cap)), np.zeros((nd, cap)), np.zeros((nd, cap))
-    surv_idx = np.zeros((nd, cap), np.int64)
-    surv_len = np.zeros(nd, np.int64)
-    fronts = [_NO_FRONT for _ in range(nd)]
-    seed_fronts = seed.fronts if seed is not None and query.pareto else fronts
-    front_p, front_best, front_len = _front_arrays(seed_fronts)
-    lcap = per_batch if query.listing else 0
-    list_idx, list_score = np.zeros(lcap, np.int64), np.zeros(lcap)
-    list_p, list_div = np.zeros(lcap), np.zeros(lcap)
-    list_len = np.zeros(1, np.int64)
-    listed: list[tuple] = []
-    xy, yy, off, mptr, midx = plan.combos
-    sub_axes, sub_strides = plan.sub_grid()
-    local_strides = np.array([sub_strides[v] for v in rest], np.int64)
-    leaf_local = np.empty(batch, np.int64)
-    bits = np.zeros(0, np.uint8)
-    combo_loff = np.zeros(0, np.int64)
-    if query.summaries:
-        dims = dict(zip(plan.features, plan.shape))
-        bits = np.zeros(int(np.prod([dims[v] for v in sub_axes], dtype=np.int64)),
-                        summary_word(nd))
-        states = np.unravel_index(off, plan.shape)  # the sensitive states of each combination
-        combo_loff = sum(states[plan.features.index(v)] * sub_strides[v]
-                         for v in plan.sensitive).astype(np.int64)
-    if picking:
-        pick_idx = np.ascontiguousarray(query.points, np.int64)
-        pick_keys = np.unique(pick_idx[wanted] - _sensitive_part(plan, pick_idx[wanted]))
-        picked = np.full(len(pick_idx), np.nan)
-    cell_combos = np.bincount(xy, minlength=plan.ext_size).astype(np.int64)
-    cond, prob = np.zeros(plan.ext_size), np.zeros(plan.ext_size)
-    # the kernel's bundles (see score_leaves); the Pareto one is rebuilt as its front grows
-    combos = (plan.ext_size, xy, yy, off, cell_combos, mptr, midx, combo_loff, cond, prob)
-    thresholds = (deltas, THRESHOLD_ATOL, float(query.min_support), float(query.floor))
-    totals = (counts, rare, defined, best, best_idx)
-    top = (top_vals, top_idx, top_pay, top_sizes)
-    div = (div_vals, div_idx, div_pay, div_sizes, div_floor)
-    listing = (query.listing, list_idx, list_score, list_p, list_div, list_len)
-    leaves = 0
+    leaves = K.Leaves(np.empty((batch, 2 * plan.ext_size)), np.empty(batch, np.int64),
+                      np.empty(batch, np.int64))
+    combos, bits = _chunk_combos(plan, query)
+    n_combo = len(combos.xy)
+    acc = _ChunkAccumulators(query, seed, batch * n_combo)
+    n_leaves = 0
     partial = False
     step = min(16, batch)  # small first batches: the Pareto filter learns its front early
     # at most about 4 M patterns a batch (tens of milliseconds): the deadline is checked often
@@ -468,46 +518,20 @@ def scan_chunk(circuit, plan: LatticePlan, prefix: tuple[int, ...], query: Latti
         if deadline is not None and time.time() > deadline:
             partial = True
             break
-        got = K.next_leaves(work, level_base, scratch, cards, strides, st, pos, ext2,
-                            leaf_ext, leaf_index, min(step, most), local_strides, leaf_local)
+        got = K.next_leaves(walk, leaves, min(step, most))
         step = min(2 * step, batch)
         if got == 0:
             break
-        leaves += got
+        n_leaves += got
         if picking:
-            K.pick_scores(leaf_ext, leaf_index, got, xy, yy, off, pick_keys, pick_idx, picked)
-            continue
-        K.score_leaves((leaf_ext, leaf_index, got, leaf_local), combos, thresholds, totals,
-                       top, div, (query.pareto, front_p, front_best, front_len, surv_p,
-                                  surv_a, surv_s, surv_idx, surv_len), listing, bits)
-        if query.pareto and surv_len.max() > 0:
-            for d in range(nd):
-                m = surv_len[d]
-                fronts[d] = _compact([fronts[d], (surv_p[d, :m], surv_a[d, :m], surv_idx[d, :m],
-                                                  surv_s[d, :m])])
-            surv_len[:] = 0
-            front_p, front_best, front_len = _front_arrays(
-                fronts if seed_fronts is fronts else
-                [_compact([own, other]) for own, other in zip(fronts, seed_fronts)])
-        if query.listing and list_len[0]:
-            m = int(list_len[0])
-            listed.append((list_idx[:m].copy(), list_score[:m].copy(), list_p[:m].copy(),
-                           list_div[:m].copy()))
-            list_len[0] = 0
-    out = ChunkResult(counts=counts, rare=rare, defined=int(defined[0]), best=float(best[0]),
-                      best_index=int(best_idx[0]),
-                      top=_heap_items(top_vals[0], top_idx[0], top_pay[0], int(top_sizes[0])),
-                      div=[_heap_items(div_vals[d], div_idx[d], div_pay[d], int(div_sizes[d]))
-                           for d in range(nd)],
-                      fronts=fronts if query.pareto else [],
-                      points=leaves * (int(np.prod([2 * plan.cards[v] + 1
-                                                    for v in plan.sensitive]))),
+            K.pick_scores(leaves, got, combos, pick_keys, pick_idx, picked)
+        else:
+            acc.score(leaves, got, combos, bits)
+    return acc.result(points=n_leaves * int(np.prod([2 * plan.cards[v] + 1
+                                                     for v in plan.sensitive])),
                       seconds=time.perf_counter() - t0,
                       bits=bits if query.summaries else None,
                       picked=picked if picking else None, partial=partial)
-    if listed:
-        out.listing = tuple(np.concatenate([part[i] for part in listed]) for i in range(4))
-    return out
 
 
 def _front_arrays(fronts: list[tuple]) -> tuple:
@@ -584,9 +608,7 @@ def merge(results: list[ChunkResult], query: LatticeQuery) -> ChunkResult:
     """Merge chunk results exactly: counts add, heaps keep the best, fronts are re-filtered,
     listings concatenate (sorted by index, so the merge does not depend on order)."""
     nd = len(query.deltas)
-    out = ChunkResult(counts=np.zeros(nd, np.int64), rare=np.zeros(nd, np.int64))
-    out.div = [out.top] * nd
-    out.fronts = [_NO_FRONT] * nd if query.pareto else []
+    out = _empty_result(query)
     results = [r for r in results if r is not None]
     if not results:
         return out

@@ -46,7 +46,7 @@ Examples
 >>> pc = b.build(b.decision([(b.indicator("d", 1), given([.2, .8], [.5, .5]), .5),
 ...                          (b.indicator("d", 0), given([.6, .4], [.3, .7]), .5)]))
 >>> nb = NaiveBayesTables.from_circuit(pc, 0, 1)
->>> res = nb_search(nb, [2, 2, 2], 0, 1, [1], 0.1, mode="topk", k=2)
+>>> res = nb_search(nb, [2, 2, 2], 0, 1, [1], SearchQuery(0.1, mode="topk", k=2))
 >>> [(p.x, p.y, round(p.score, 4)) for p in res.patterns]
 [({1: 0}, {2: 0}, -0.2679), ({1: 0}, {}, -0.25)]
 """
@@ -57,12 +57,12 @@ import time
 
 import numpy as np
 
-from pcfair._clock import deadline_from
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError, SpecError
 from pcfair.inference.marginals import log_marginals
 from pcfair.patterns import _naive_bayes_kernels as K
+from pcfair.patterns._arguments import Problem
 from pcfair.patterns._compiled import (
     COMPILED_MODES,
     MODE_IDS,
@@ -72,7 +72,7 @@ from pcfair.patterns._compiled import (
 )
 from pcfair.patterns.bounds import NaiveBayesBound
 from pcfair.patterns.scores import log_normalizer, log_support
-from pcfair.patterns.search_types import SearchOptions, SearchResult, search_order
+from pcfair.patterns.search_types import SearchQuery, SearchResult, search_order
 
 __all__ = ["NaiveBayesTables", "nb_search", "search_naive_bayes"]
 
@@ -165,29 +165,26 @@ def _log_complements(a: np.ndarray) -> np.ndarray:
 
 
 def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int],
-              delta: float, *, mode: str = "all", k: int = 10,
-              rank_by: str = "discrimination", order: list[int] | None = None,
-              deadline: float | None = None, time_limit: float | None = None,
-              min_support: float = 0.0, best_first: bool = True,
-              progress: bool | None = False) -> SearchResult:
-    """Compiled branch and bound over a naive Bayes model (see the module docstring).
+              query: SearchQuery) -> SearchResult:
+    """Compiled branch and bound over a naive Bayes model (see the module docstring) of the
+    ``query`` (a :class:`~pcfair.patterns.search_types.SearchQuery` of a compiled mode; no
+    ``partition``); the result is that of :func:`pcfair.patterns.search.search`.
 
     ``nb`` must be a :class:`NaiveBayesTables` (``NaiveBayesTables.from_circuit``): a plain
     :class:`NaiveBayesBound` has the log-odds but not the conditionals ``P(x, y)`` needs.
-    ``cards``: every variable's cardinality (the decision's included). ``mode``, ``k``,
-    ``rank_by``, ``min_support`` and the result are those of
-    :func:`pcfair.patterns.search.search`. ``order``: the features in search order, sensitive
-    first (default: each group by decreasing mutual information with the decision, from the
-    tables). ``deadline`` (a :func:`time.time` value) overrides ``time_limit``.
-    ``best_first``: visit a top-k node's children by decreasing score.
+    ``cards``: every variable's cardinality (the decision's included). ``query.order``
+    defaults to each group by decreasing mutual information with the decision, from the
+    tables. Of the query's options it reads ``best_first`` (visit a top-k node's children by
+    decreasing score).
     """
+    delta, order, mode, k, rank_by = query.delta, query.order, query.mode, query.k, query.rank_by
+    deadline, min_support, best_first, progress = (query.deadline, query.min_support,
+                                                   query.options.best_first, query.progress)
     check_request(mode)
     if not isinstance(nb, NaiveBayesTables):
         raise TypeError("nb_search needs NaiveBayesTables.from_circuit(...) (the bound's "
                         "log-odds alone do not give P(x, y))")
     t0 = time.perf_counter()
-    if deadline is None and time_limit is not None:
-        deadline = deadline_from(time_limit)
     cards = [int(c) for c in cards]
     sens = sorted(set(int(v) for v in sensitive))
     features = [v for v in range(len(cards)) if v != d]
@@ -257,17 +254,10 @@ def nb_search(nb: NaiveBayesBound, cards, d: int, fav: int, sensitive: list[int]
     return res
 
 
-def search_naive_bayes(circuit: Circuit, d: int, fav: int, sensitive: list[int],
-                       delta: float, *, mode: str = "all", k: int = 10,
-                       rank_by: str = "discrimination", time_limit: float | None = None,
-                       deadline: float | None = None,
-                       options: SearchOptions = SearchOptions(),
-                       order: list[int] | None = None, min_support: float = 0.0,
-                       progress: bool | None = False,
-                       partition: tuple[int, int, int] | None = None) -> SearchResult:
-    """:func:`nb_search` on ``circuit`` with :func:`search`'s arguments and its variable
-    order (``options.ordering``). (``options.seed_runs`` is not used: the compiled search does
-    not need a head start.)
+def search_naive_bayes(problem: Problem, query: SearchQuery) -> SearchResult:
+    """:func:`nb_search` on ``problem`` with :func:`~pcfair.patterns.search.search`'s
+    arguments and its variable order (``query.order``, else ``options.ordering``).
+    (``options.seed_runs`` is not used: the compiled search does not need a head start.)
 
     Raises
     ------
@@ -278,20 +268,19 @@ def search_naive_bayes(circuit: Circuit, d: int, fav: int, sensitive: list[int],
         ``options.bound`` forces another bound, a ``partition`` (a share of a split search)
         is asked for, or ``mode`` is not one of :data:`NB_MODES`.
     """
+    circuit, d, fav, sensitive = problem
+    mode, options = query.mode, query.options
     if mode not in NB_MODES:
         raise SpecError(f"the compiled naive-Bayes search answers {NB_MODES}, not {mode!r}")
     if not options.naive_bayes_bound or options.bound not in ("auto", "naive_bayes"):
         raise SpecError("the compiled naive-Bayes search runs the naive-Bayes bound, which "
                         "the options turn off")
-    if partition is not None:
+    if query.partition is not None:
         raise SpecError("the compiled naive-Bayes search is not split into shares")
     nb = NaiveBayesTables.from_circuit(circuit, d, fav)
     if nb is None:
         raise SpecError("the compiled naive-Bayes search needs a circuit that is naive Bayes "
                         "in the decision")
-    if order is None:
-        order = search_order(circuit, d, fav, sensitive, options.ordering)
-    return nb_search(nb, circuit.variables.cardinalities, d, fav, sensitive, delta, mode=mode,
-                     k=k, rank_by=rank_by, order=order, deadline=deadline,
-                     time_limit=time_limit, min_support=min_support,
-                     best_first=options.best_first, progress=progress)
+    if query.order is None:
+        query = query.but(order=search_order(circuit, d, fav, sensitive, options.ordering))
+    return nb_search(nb, circuit.variables.cardinalities, d, fav, sensitive, query)

@@ -19,30 +19,32 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pcfair._clock import deadline_from, seconds_left
+from pcfair._clock import seconds_left
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.io.json_io import from_dict, to_dict
 from pcfair.errors import OptionError
+from pcfair.patterns._arguments import Problem
 from pcfair.patterns.executors import map_chunks
 from pcfair.patterns.scores import pattern_divergences
-from pcfair.patterns.search_types import SearchResult, pattern_key, search_order
+from pcfair.patterns.search_types import SearchQuery, SearchResult, pattern_key, search_order
 
 __all__ = ["merge_patterns", "parallel_search"]
 
 
-def _share(runner: Callable, data, d: int, fav: int, sensitive: list[int], delta: float,
-           deadline: float | None, kwargs: dict) -> SearchResult:
-    """One share of the search, run by ``runner`` (a search function defined at the top level
-    of a module, so that it pickles by name). ``deadline`` is a :func:`time.time` value, the
-    one clock of every engine (comparable across processes). A deadline already past stops
-    the search at its root: incomplete, never "fair"."""
+def _share(runner: Callable, data, d: int, fav: int, sensitive: list[int],
+           query: SearchQuery) -> SearchResult:
+    """One share of the search (``query.partition``), run by ``runner`` (a search function
+    defined at the top level of a module, so that it pickles by name) on the circuit ``data``
+    (a :class:`Circuit` or its :func:`~pcfair.circuit.io.json_io.to_dict`). The query's
+    deadline is a :func:`time.time` value, comparable across processes; one already past
+    stops the search at its root: incomplete, never "fair"."""
     circuit = data if isinstance(data, Circuit) else from_dict(data)
-    return runner(circuit, d, fav, sensitive, delta, deadline=deadline, **kwargs)
+    return runner(Problem(circuit, d, fav, sensitive), query)
 
 
-def merge_patterns(circuit: Circuit, d: int, fav: int, parts: list[SearchResult], mode: str,
-                   k: int, rank_by: str, delta: float) -> list:
-    """The patterns of the workers' disjoint shares as one search would return them.
+def merge_patterns(problem: Problem, query: SearchQuery, parts: list[SearchResult]) -> list:
+    """The patterns of the workers' disjoint shares of ``query`` as one search would return
+    them.
 
     Patterns are merged by identity (:func:`pattern_key`); ``"first"`` keeps one, ``"topk"``
     the ``k`` best of the union by ``rank_by`` (each worker kept its share's best, so this is
@@ -53,28 +55,27 @@ def merge_patterns(circuit: Circuit, d: int, fav: int, parts: list[SearchResult]
         for it in p.patterns:
             seen.setdefault(pattern_key(it.x, it.y), it)
     items = list(seen.values())
-    if mode == "first":
+    if query.mode == "first":
         return items[:1]
-    if mode == "topk" and items:
+    if query.mode == "topk" and items:
+        pc, d, fav, _ = problem
         score = np.array([it.score for it in items], float)
-        key = (pattern_divergences(circuit, d, fav, [it[:2] for it in items], score, delta)
-               if rank_by == "divergence" else np.abs(score))
-        items = [items[i] for i in np.argsort(-key, kind="stable")[:k]]
+        key = (pattern_divergences(pc, d, fav, [it[:2] for it in items], score, query.delta)
+               if query.rank_by == "divergence" else np.abs(score))
+        items = [items[i] for i in np.argsort(-key, kind="stable")[:query.k]]
     return items
 
 
-def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensitive: list[int],
-                    delta: float, *, n_jobs: int = 1, mode: str = "all", k: int = 10,
-                    rank_by: str = "discrimination", time_limit: float | None = None,
-                    deadline: float | None = None, progress: bool | None = None,
-                    executor=None, min_support: float = 0.0, ordering: str = "auto",
-                    **options) -> SearchResult:
+def parallel_search(runner: Callable[[Problem, SearchQuery], SearchResult], problem: Problem,
+                    query: SearchQuery, *, n_jobs: int = 1, executor=None) -> SearchResult:
     """The search ``runner`` (:func:`pcfair.patterns.search.search` or a compiled search that
-    takes a ``partition``) split into disjoint shares run on ``n_jobs`` local processes or on
-    ``executor`` (see :func:`pcfair.patterns.executors.map_chunks`); ``options`` are passed to
-    every share as they are. The arguments are taken as the API checked them
-    (:func:`pcfair.patterns._arguments.resolve_request`): ``n_jobs`` is a process count as
-    :func:`~pcfair.patterns.executors.resolve_n_jobs` gives it (1: this process).
+    takes a ``partition``, called as ``runner(problem, query)``) split into disjoint shares
+    run on ``n_jobs`` local processes or on ``executor`` (see
+    :func:`pcfair.patterns.executors.map_chunks`). The arguments are taken as the API checked
+    them (:func:`pcfair.patterns._arguments.resolve_request`): ``n_jobs`` is a process count
+    as :func:`~pcfair.patterns.executors.resolve_n_jobs` gives it (1: this process). The
+    variable order is computed here once (``query.order``, else :func:`search_order` of
+    ``query.options.ordering``) and given to every share.
 
     Every share walks the few nodes above a split depth (chosen so there are at least 16
     subtrees per worker) and then only the subtrees that hash to it, so the shares are disjoint
@@ -85,37 +86,50 @@ def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensit
     that take longer than that. Which search runs is the engine table's choice
     (:mod:`pcfair.patterns.engines`).
 
-    ``deadline`` (a :func:`time.time` value, the one clock of every engine; it overrides
-    ``time_limit``, seconds from this call) bounds the run, starting the workers included: at
-    the deadline the shares stop themselves and report what they have (the run waits a grace
-    of 5% of the time left, at most a second, for those reports, then stops waiting), and the
-    result is marked incomplete (a search cut short never says "fair"). Scripts need the
-    ``if __name__ == "__main__":`` guard (module docstring).
+    The query's deadline (a :func:`time.time` value, the one clock of every engine) bounds
+    the run, starting the workers included: at the deadline the shares stop themselves and
+    report what they have (the run waits a grace of 5% of the time left, at most a second,
+    for those reports, then stops waiting), and the result is marked incomplete (a search cut
+    short never says "fair"). Scripts need the ``if __name__ == "__main__":`` guard (module
+    docstring).
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> from pcfair.patterns.search import search
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> res = parallel_search(search, Problem(pc, 0, 1, [1]), SearchQuery(0.1, progress=False))
+    >>> len(res.patterns), res.complete
+    (2, True)
     """
+    pc, d, fav, sensitive = problem
+    mode = query.mode
     if mode == "extension":
         raise OptionError("the extension mode is not split across processes")
-    deadline = deadline_from(time_limit, deadline)
-    kwargs = {"mode": mode, "k": k, "rank_by": rank_by, "min_support": min_support, **options}
     workers = n_jobs if executor is None else 2
-    order = search_order(circuit, d, fav, sensitive, ordering)
+    order = query.order
+    if order is None:
+        order = search_order(pc, d, fav, sensitive, query.options.ordering)
+    query = query.but(order=order)
     if workers <= 1 and executor is None:
-        return runner(circuit, d, fav, sensitive, delta, deadline=deadline,
-                      progress=progress, order=order, **kwargs)
+        return runner(problem, query)
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         # a spawned worker re-running a script without the guard: end it quietly (no
         # traceback per worker); the parent runs the shares itself and warns
         raise SystemExit(1)
     t0 = time.perf_counter()
-    card = circuit.variables.cardinalities
+    card = pc.variables.cardinalities
     sens = set(sensitive)
     split, width = 0, 1
     while split < len(order) - 1 and width < 16 * workers:
         v = order[split]
         width *= (2 * int(card[v]) + 1) if v in sens else (int(card[v]) + 1)
         split += 1
-    data = to_dict(circuit)
-    tasks = [(runner, data, d, fav, sensitive, delta, deadline,
-              {**kwargs, "progress": False, "order": order, "partition": (w, workers, split)})
+    data = to_dict(pc)
+    tasks = [(runner, data, d, fav, sensitive,
+              query.but(progress=False, partition=(w, workers, split)))
              for w in range(workers)]
     parts: list[SearchResult] = []
 
@@ -125,10 +139,10 @@ def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensit
 
     # the shares stop themselves at the deadline and return what they have: wait a short
     # grace beyond it for those partial results (their node counts, their patterns)
-    left = seconds_left(deadline)
-    grace = None if left is None else left + min(1.0, 0.05 * left)
+    left = seconds_left(query.deadline)
+    wait = None if left is None else query.deadline + min(1.0, 0.05 * left)
     run = map_chunks(_share, tasks, collect, executor=executor, n_jobs=workers,
-                     time_limit=grace, progress=progress, desc="search shares")
+                     deadline=wait, progress=query.progress, desc="search shares")
     res = SearchResult(order=order, bound=parts[0].bound if parts else "",
                        compiled=bool(parts) and parts[0].compiled)
     res.complete = (run.complete and not run.stopped_early and len(parts) == workers
@@ -138,7 +152,7 @@ def parallel_search(runner: Callable, circuit: Circuit, d: int, fav: int, sensit
         res.nodes += p.nodes
         res.bounds += p.bounds
         res.pruned += p.pruned
-    res.patterns = merge_patterns(circuit, d, fav, parts, mode, k, rank_by, delta)
+    res.patterns = merge_patterns(problem, query, parts)
     if mode == "first" and res.patterns:
         res.complete = True  # a witness settles the question
     res.seconds = time.perf_counter() - t0

@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pcfair.errors import OptionError
-from pcfair.circuit.circuit import Circuit
+from pcfair._clock import expired
 from pcfair._random import check_random_state
 from pcfair.circuit.properties import require_tractable_marginals
+from pcfair.errors import OptionError
+from pcfair.patterns._arguments import Problem
 from pcfair.patterns.scores import ScoredPattern, discriminates, log_support, pattern_marginals
+from pcfair.patterns.search_types import SearchQuery
 
 __all__ = ["found_patterns", "sample_search"]
 
@@ -47,12 +49,48 @@ def found_patterns(found: dict) -> list[ScoredPattern]:
     return [ScoredPattern(dict(kx), dict(ky), v[0], v[1], v[4]) for (kx, ky), v in found.items()]
 
 
-def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
-                  runs: int | None = None, time_limit: float | None = None, memo: bool = True,
-                  random_state=None, min_support: float = 0.0) -> SamplingResult:
-    """Run the sampling miner until ``runs`` runs or ``time_limit`` seconds (one is needed)."""
-    if runs is None and time_limit is None:
-        raise OptionError("give runs= or time_limit= (sampling has no natural end)")
+def sample_search(problem: Problem, query: SearchQuery, *, runs: int | None = None,
+                  memo: bool = True, random_state=None) -> SamplingResult:
+    """Run the sampling miner on ``problem`` until ``runs`` runs or the query's deadline (one
+    is needed); of the query it reads the threshold, the minimum support and the deadline.
+
+    Parameters
+    ----------
+    problem : Problem
+        The circuit, the decision, its favourable value and the sensitive variables.
+    query : SearchQuery
+        What is asked (``delta``, ``min_support``, ``deadline``).
+    runs : int, optional
+        Runs from the empty pattern (None: until the deadline).
+    memo : bool, default True
+        The memoized variant (Algorithm 4): draw visited extensions by the mean of the best
+        score found below them.
+    random_state : None, int or numpy.random.Generator
+        The draws' randomness (:func:`pcfair._random.check_random_state`).
+
+    Returns
+    -------
+    SamplingResult
+        The patterns found and the run's statistics.
+
+    Raises
+    ------
+    OptionError
+        Neither ``runs`` nor a deadline.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> sample_search(Problem(pc, 0, 1, [1]), SearchQuery(0.1), runs=3, random_state=0).runs
+    3
+    """
+    circuit, d, fav, sensitive = problem
+    delta, deadline = query.delta, query.deadline
+    if runs is None and deadline is None:
+        raise OptionError("give runs= or a deadline (sampling has no natural end)")
     require_tractable_marginals(circuit)
     rng = check_random_state(random_state)
     n_vars = circuit.num_variables
@@ -63,7 +101,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
     cache: dict[tuple, tuple[float, ...]] = {}
     mean: dict[tuple, tuple[float, int]] = {}
     res = SamplingResult()
-    log_ms = log_support(min_support)
+    log_ms = log_support(query.min_support)
     t0 = time.perf_counter()
 
     def key(x: dict, y: dict) -> tuple:
@@ -84,7 +122,7 @@ def sample_search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delt
     while True:
         if runs is not None and res.runs >= runs:
             break
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        if expired(deadline):
             break
         x: dict = {}
         y: dict = {}

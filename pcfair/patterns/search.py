@@ -43,7 +43,7 @@ Improvements over the paper's search, each sound and each switchable (:class:`Se
   decided (see :class:`~pcfair.patterns.bounds.TreeBound`);
 - **fused bounds**: both quotient passes of a node in one compiled call (always on).
 
-A ``time_limit`` stops the search; the result then says it is incomplete.
+The query's deadline stops the search; the result then says it is incomplete.
 """
 
 from __future__ import annotations
@@ -56,11 +56,10 @@ import time
 
 import numpy as np
 
-from pcfair._clock import deadline_from
 from pcfair._progress import progress_bar
-from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.properties import require_tractable_marginals
-from pcfair.patterns.bounds import select_bound
+from pcfair.patterns._arguments import Problem
+from pcfair.patterns.bounds import Bound, select_bound
 from pcfair.patterns.results import HANDOVER_SECONDS
 from pcfair.patterns.sampling import found_patterns, sample_search
 from pcfair.patterns.scores import (
@@ -71,12 +70,7 @@ from pcfair.patterns.scores import (
     pattern_divergences,
     pattern_marginals,
 )
-from pcfair.patterns.search_types import (
-    SearchOptions,
-    SearchResult,
-    pattern_key,
-    search_order,
-)
+from pcfair.patterns.search_types import SearchQuery, SearchResult, pattern_key, search_order
 
 __all__ = ["divergence_bound", "search"]
 
@@ -175,52 +169,191 @@ def divergence_bound(p_xy: float, a_min: float, a_max: float, r_min: float, r_ma
     return p_xy * best * (1.0 + 1e-9)
 
 
-def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
-           mode: str = "all", k: int = 10, rank_by: str = "discrimination",
-           time_limit: float | None = None, deadline: float | None = None,
-           assume_deterministic: bool = False, progress: bool | None = None,
-           options: SearchOptions = SearchOptions(), order: list[int] | None = None,
-           start: tuple[dict, dict] | None = None, member: set | None = None,
-           partition: tuple[int, int, int] | None = None,
-           min_support: float = 0.0) -> SearchResult:
-    """Branch-and-bound search.
+def search(problem: Problem, query: SearchQuery, *, start: tuple[dict, dict] | None = None,
+           member: set | None = None, assume_deterministic: bool = False) -> SearchResult:
+    """Branch-and-bound search of ``query`` (every mode of :class:`SearchQuery`) on
+    ``problem``.
 
-    Patterns with ``P(x, y) < min_support`` are not patterns here (set aside), and a node
-    below it is pruned with its subtree (every extension is rarer still); the search does not
-    count the patterns it so sets aside.
+    This is the search in Python, for every bound and mode; the engine table
+    (:mod:`pcfair.patterns.engines`) runs a compiled search instead where one applies
+    (``options.compiled``).
 
-    ``mode``: ``"all"`` (every pattern with |Δ| > δ), ``"first"`` (stop at the first one:
-    certification), ``"topk"`` (the ``k`` best by ``rank_by``: ``"discrimination"`` |Δ| or
-    ``"divergence"``), ``"pareto"`` (the strict Pareto front of the patterns, by |Δ| and
-    P(x, y)), ``"extension"`` (is some strict extension of ``start`` in ``member``, a set of
-    :func:`pattern_key`: stops at the first); ``mode``, ``k`` and ``rank_by`` are taken as the
-    API checked them (:func:`pcfair.patterns._arguments.resolve_request`), not checked again.
-    ``start`` begins the search at a pattern (its extensions only). ``progress`` shows a
-    counter of visited nodes (default: when the user can see it,
-    :func:`pcfair._progress.show_progress`). ``deadline`` (a :func:`time.time` value, the
-    clock of every engine) overrides ``time_limit``. This is the search in Python, for
-    every bound and mode; the engine table (:mod:`pcfair.patterns.engines`) runs a compiled
-    search instead where one applies (``options.compiled``).
-    ``partition = (w, n, depth)``: explore only the subtrees below ``depth`` whose node hashes
-    to ``w`` modulo ``n`` (one worker's share; see :func:`pcfair.patterns.parallel.parallel_search`).
+    Parameters
+    ----------
+    problem : Problem
+        The circuit, the decision, its favourable value and the sensitive variables.
+    query : SearchQuery
+        What is asked, as the API checked it.
+    start : tuple of dict, optional
+        ``(x, y)``: begin the search at this pattern (its extensions only).
+    member : set, optional
+        The :func:`pattern_key` of the patterns an ``"extension"`` query looks for.
+    assume_deterministic : bool, default False
+        Take the circuit as deterministic without checking
+        (:func:`pcfair.patterns.bounds.select_bound`).
+
+    Returns
+    -------
+    SearchResult
+        The patterns and the search's statistics.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> res = search(Problem(pc, 0, 1, [1]), SearchQuery(0.1, progress=False))
+    >>> sorted(round(p.score, 4) for p in res.patterns)
+    [-0.25, 0.1667]
     """
-    require_tractable_marginals(circuit)
-    bound = select_bound(circuit, d, fav, options.bound, naive_bayes=options.naive_bayes_bound,
-                         assume_deterministic=assume_deterministic, share=options.share_bounds)
-    card = [int(c) for c in circuit.variables.cardinalities]
-    sens = set(sensitive)
-    if order is None:
-        order = search_order(circuit, d, fav, sensitive, options.ordering)
-    x0, y0 = start if start is not None else ({}, {})
-    order = [v for v in order if v not in x0 and v not in y0]
+    bound, order, root = _set_up(problem, query, start, assume_deterministic)
     res = SearchResult(order=list(order), bound=bound.name)
     t0 = time.perf_counter()
-    deadline = deadline_from(time_limit, deadline)
-    divergence_rank = mode == "topk" and rank_by == "divergence"
-    log_ms = log_support(min_support)
-    top: list[tuple[float, int, tuple]] = []  # min-heap of (key, tie, pattern) for topk
-    front = _Front()
-    counter = [0]
+    tally = _Tally(problem, query, member, res)
+    if query.mode == "topk" and query.options.seed_runs > 0 and start is None:
+        tally.seed()
+    _walk(problem, query, bound, order, root, tally)
+    if query.mode == "topk":
+        res.patterns = tally.top_patterns()
+    res.bounds = bound.calls
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _set_up(problem: Problem, query: SearchQuery, start: tuple[dict, dict] | None,
+            assume_deterministic: bool) -> tuple[Bound, list[int], tuple[dict, dict]]:
+    """The bound the search prunes with, the order of the variables it decides (those of
+    ``start`` left out) and its root ``(x, y)``."""
+    pc, d, fav, sensitive = problem
+    options = query.options
+    require_tractable_marginals(pc)
+    bound = select_bound(pc, d, fav, options.bound, naive_bayes=options.naive_bayes_bound,
+                         assume_deterministic=assume_deterministic, share=options.share_bounds)
+    order = query.order
+    if order is None:
+        order = search_order(pc, d, fav, sensitive, options.ordering)
+    x0, y0 = start if start is not None else ({}, {})
+    order = [v for v in order if v not in x0 and v not in y0]
+    return bound, order, (dict(x0), dict(y0))
+
+
+class _Tally:
+    """What the search keeps as it goes (the patterns of its mode, the top-k heap, the
+    Pareto front) and the threshold a node's bound must beat (:meth:`cut`)."""
+
+    def __init__(self, problem: Problem, query: SearchQuery, member: set | None,
+                 res: SearchResult) -> None:
+        self.problem, self.query, self.member, self.res = problem, query, member, res
+        self.mode, self.k, self.delta = query.mode, query.k, query.delta
+        self.divergence_rank = query.mode == "topk" and query.rank_by == "divergence"
+        self.log_ms = log_support(query.min_support)
+        self.top: list[tuple[float, int, ScoredPattern]] = []  # min-heap (key, tie, pattern)
+        self.in_top: set = set()
+        self.front = _Front()
+        self.counter = 0
+
+    def divergences(self, patterns: list[tuple[dict, dict]], score: np.ndarray) -> np.ndarray:
+        """The divergence scores of ``patterns`` (of scores ``score``)."""
+        pc, d, fav, _ = self.problem
+        return pattern_divergences(pc, d, fav, patterns, score, self.delta)
+
+    def cut(self, ub: float, a_min: float, a_max: float, rest, p_xy: float) -> bool:
+        """Prune given the score bound ``ub``, the range of P(d|x',y') and a function giving
+        the range of P(d|y',¬x') (asked only for top-k by divergence). The bound and the
+        scores it bounds are computed differently (quotient pass, marginal queries), so it is
+        inflated by a relative 1e-9 before it is compared: rounding must not prune a pattern
+        whose computed score lies a few ulps above it."""
+        ub = ub * (1.0 + 1e-9) + 1e-300
+        if ub <= self.delta + THRESHOLD_ATOL:
+            return True
+        top = self.top
+        if self.mode == "topk":
+            if len(top) < self.k:
+                return False
+            if not self.divergence_rank:
+                return ub <= top[0][0]
+            r_min, r_max = rest()
+            return divergence_bound(p_xy, a_min, a_max, r_min, r_max, self.delta) <= top[0][0]
+        if self.mode == "pareto":
+            return self.front.level(p_xy) > ub + 1e-12
+        return False
+
+    def record(self, item: ScoredPattern, div: float) -> None:
+        """Keep ``item`` (of divergence ``div``) where the mode counts it; :class:`_Stop`
+        where it settles the search."""
+        s = item.score
+        res, mode = self.res, self.mode
+        res.best = max(res.best, abs(s))
+        if mode == "extension":
+            if pattern_key(item.x, item.y) in self.member:
+                res.patterns.append(item)
+                raise _Stop
+            return
+        if not discriminates(abs(s), self.delta) or item.log_probability < self.log_ms:
+            return
+        if mode == "topk":
+            self._push(item, div)
+        elif mode == "pareto":
+            if self.front.level(item.probability) <= abs(s) * (1 + 1e-9) + 1e-12:
+                res.patterns.append(item)
+                self.front.add(item.probability, abs(s))
+        else:
+            res.patterns.append(item)
+            if mode == "first":
+                raise _Stop
+
+    def _push(self, item: ScoredPattern, div: float) -> None:
+        """``item`` into the top-k heap, where it is better than the ``k``-th."""
+        pk = pattern_key(item.x, item.y)
+        if pk in self.in_top:
+            return  # a seeded pattern, met again
+        self.counter += 1
+        top = self.top
+        entry = (div if self.divergence_rank else abs(item.score), -self.counter, item)
+        if len(top) < self.k:
+            heapq.heappush(top, entry)
+            self.in_top.add(pk)
+        elif entry[0] > top[0][0]:
+            gone = heapq.heapreplace(top, entry)
+            self.in_top.discard(pattern_key(gone[2].x, gone[2].y))
+            self.in_top.add(pk)
+
+    def seed(self) -> None:
+        """Pre-fill the top-k with the patterns of a short run of the sampling miner (a tenth
+        of the time left)."""
+        query = self.query
+        deadline = query.deadline
+        budget = None if deadline is None else max(0.0, 0.1 * (deadline - time.time()))
+        sampled = SearchQuery(query.delta).within(budget)
+        found = sample_search(self.problem, sampled, runs=query.options.seed_runs, memo=True,
+                              random_state=0).found
+        items = found_patterns(found)
+        if items:
+            divs = (self.divergences([it[:2] for it in items],
+                                     np.array([it.score for it in items]))
+                    if self.divergence_rank else np.zeros(len(items)))
+            for it, dv in zip(items, divs):
+                self.record(it, float(dv))
+
+    def top_patterns(self) -> list[ScoredPattern]:
+        """The top-k, best first."""
+        return [entry[2] for entry in sorted(self.top, key=lambda e: (-e[0], -e[1]))]
+
+
+def _walk(problem: Problem, query: SearchQuery, bound: Bound, order: list[int],
+          root: tuple[dict, dict], tally: _Tally) -> None:
+    """Visit the nodes below ``root`` depth first in ``order``, pruning by ``bound`` and
+    ``tally``'s threshold and recording the patterns in ``tally``, until the tree is done or
+    the search stops (:class:`_Stop`: a witness, the deadline)."""
+    pc, d, fav, sensitive = problem
+    card = [int(c) for c in pc.variables.cardinalities]
+    sens = set(sensitive)
+    res, record, cut = tally.res, tally.record, tally.cut
+    deadline, partition = query.deadline, query.partition
+    log_ms, divergence_rank = tally.log_ms, tally.divergence_rank
+    best_first = query.options.best_first and query.mode in ("topk", "pareto")
+    bar = progress_bar(query.progress, "branch and bound")
 
     def prune(x: dict, y: dict, depth: int, lp_xy: float) -> bool:
         """Whether no extension decided below this node can count (see the module doc)."""
@@ -228,65 +361,6 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         if nb is None:
             return True  # probability zero: no extension is a defined pattern
         return cut(nb.ub, nb.a_min, nb.a_max, nb.rest, math.exp(lp_xy))
-
-    def cut(ub: float, a_min: float, a_max: float, rest, p_xy: float) -> bool:
-        """Prune given the score bound ``ub``, the range of P(d|x',y') and a function giving
-        the range of P(d|y',¬x') (asked only for top-k by divergence). The bound and the
-        scores it bounds are computed differently (quotient pass, marginal queries), so it is
-        inflated by a relative 1e-9 before it is compared: rounding must not prune a pattern
-        whose computed score lies a few ulps above it."""
-        ub = ub * (1.0 + 1e-9) + 1e-300
-        if ub <= delta + THRESHOLD_ATOL:
-            return True
-        if mode == "topk":
-            if len(top) < k:
-                return False
-            if not divergence_rank:
-                return ub <= top[0][0]
-            r_min, r_max = rest()
-            return divergence_bound(p_xy, a_min, a_max, r_min, r_max, delta) <= top[0][0]
-        if mode == "pareto":
-            return front.level(p_xy) > ub + 1e-12
-        return False
-
-    in_top: set = set()
-
-    def record(item: ScoredPattern, div: float) -> None:
-        s = item.score
-        res.best = max(res.best, abs(s))
-        if mode == "extension":
-            if pattern_key(item.x, item.y) in member:
-                res.patterns.append(item)
-                raise _Stop
-            return
-        if not discriminates(abs(s), delta) or item.log_probability < log_ms:
-            return
-        if mode == "topk":
-            pk = pattern_key(item.x, item.y)
-            if pk in in_top:
-                return  # a seeded pattern, met again
-            counter[0] += 1
-            entry = (div if divergence_rank else abs(s), -counter[0], item)
-            if len(top) < k:
-                heapq.heappush(top, entry)
-                in_top.add(pk)
-            elif entry[0] > top[0][0]:
-                gone = heapq.heapreplace(top, entry)
-                in_top.discard(pattern_key(gone[2].x, gone[2].y))
-                in_top.add(pk)
-        elif mode == "pareto":
-            if front.level(item.probability) <= abs(s) * (1 + 1e-9) + 1e-12:
-                res.patterns.append(item)
-                front.add(item.probability, abs(s))
-        else:
-            res.patterns.append(item)
-            if mode == "first":
-                raise _Stop
-
-    def divergences(patterns: list[tuple[dict, dict]], score: np.ndarray) -> np.ndarray:
-        return pattern_divergences(circuit, d, fav, patterns, score, delta)
-
-    bar = progress_bar(progress, "branch and bound")
 
     def visit(x: dict, y: dict, depth: int, lp_xy: float) -> None:
         """Visit the node ``(x, y)`` at ``depth`` (``lp_xy`` its ``log P(x, y)``: support and
@@ -313,10 +387,10 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
         z = order[depth]
         children = [({**x, z: val}, y) for val in range(card[z])] if z in sens else []
         children += [(x, {**y, z: val}) for val in range(card[z])]
-        m = pattern_marginals(circuit, d, fav, children)
-        div = divergences(children, m.score) if divergence_rank else None
+        m = pattern_marginals(pc, d, fav, children)
+        div = tally.divergences(children, m.score) if divergence_rank else None
         idx = range(len(children))
-        if options.best_first and mode in ("topk", "pareto"):
+        if best_first:
             key = div if divergence_rank else np.nan_to_num(np.abs(m.score), nan=-1.0)
             idx = np.argsort(-key, kind="stable")
         for i in idx:
@@ -330,21 +404,7 @@ def search(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: floa
             visit(nx, ny, depth + 1, lp)
         visit(x, y, depth + 1, lp_xy)
 
-    if mode == "topk" and options.seed_runs > 0 and start is None:
-        budget = None if deadline is None else max(0.0, 0.1 * (deadline - time.time()))
-        found = sample_search(circuit, d, fav, sensitive, delta, runs=options.seed_runs,
-                              time_limit=budget, memo=True, random_state=0).found
-        items = found_patterns(found)
-        if items:
-            divs = (divergences([it[:2] for it in items], np.array([it.score for it in items]))
-                    if divergence_rank else np.zeros(len(items)))
-            for it, dv in zip(items, divs):
-                record(it, float(dv))
-    start_m = pattern_marginals(circuit, d, fav, [(x0, y0)])
+    x0, y0 = root
+    start_m = pattern_marginals(pc, d, fav, [(x0, y0)])
     with bar, contextlib.suppress(_Stop):
-        visit(dict(x0), dict(y0), 0, float(start_m.log_p_xy[0]))
-    if mode == "topk":
-        res.patterns = [entry[2] for entry in sorted(top, key=lambda e: (-e[0], -e[1]))]
-    res.bounds = bound.calls
-    res.seconds = time.perf_counter() - t0
-    return res
+        visit(x0, y0, 0, float(start_m.log_p_xy[0]))

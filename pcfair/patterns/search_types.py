@@ -1,6 +1,11 @@
 """What every branch-and-bound search shares: its options (:class:`SearchOptions`,
-:data:`PAPER`), its result (:class:`SearchResult`), the variable order it walks
-(:func:`search_order`) and the identity of a pattern (:func:`pattern_key`).
+:data:`PAPER`), what it is asked (:class:`SearchQuery`), its result (:class:`SearchResult`),
+the variable order it walks (:func:`search_order`) and the identity of a pattern
+(:func:`pattern_key`).
+
+Every runner (the searches, their split over processes, the sampler) takes the model as the
+engines' :class:`~pcfair.patterns._arguments.Problem` and what is asked as one
+:class:`SearchQuery`, plus at most a few keywords of its own.
 
 The Python search (:mod:`pcfair.patterns.search`) and the compiled ones
 (:mod:`pcfair.patterns.naive_bayes_search`, :mod:`pcfair.patterns.tree_search`) import these
@@ -11,10 +16,12 @@ from here, and none imports another: which one runs is decided by the engine tab
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcfair._clock import deadline_from
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError
@@ -22,8 +29,11 @@ from pcfair.inference.marginals import log_marginals
 from pcfair.patterns.bounds import BOUNDS, TreeBound
 from pcfair.patterns.scores import log_normalizer
 
-__all__ = ["ORDERINGS", "PAPER", "SearchOptions", "SearchResult", "check_choice", "pattern_key",
-           "search_order", "tree_preorder"]
+if TYPE_CHECKING:  # _arguments imports this module
+    from pcfair.patterns._arguments import Request
+
+__all__ = ["ORDERINGS", "PAPER", "SearchOptions", "SearchQuery", "SearchResult", "check_choice",
+           "pattern_key", "search_order", "tree_preorder"]
 
 #: The orderings :func:`search_order` knows.
 ORDERINGS = ("auto", "tree", "influence", "index")
@@ -111,6 +121,86 @@ class SearchOptions:
 #: the quotient bound only.
 PAPER = SearchOptions(ordering="index", share_bounds=False, best_first=False, seed_runs=0,
                       naive_bayes_bound=False, bound="quotient")
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """What a search is asked, taken as the API checked it
+    (:func:`pcfair.patterns._arguments.resolve_request`): nothing here is checked again.
+
+    Attributes
+    ----------
+    delta : float
+        The threshold δ: a pattern discriminates where ``|Δ| > δ``.
+    mode : str
+        ``"all"`` (every pattern), ``"first"`` (stop at the first one: certification),
+        ``"topk"`` (the ``k`` best by ``rank_by``), ``"pareto"`` (the strict Pareto front by
+        ``|Δ|`` and ``P(x, y)``) or ``"extension"`` (the Python search only: is some strict
+        extension of its ``start`` one of its ``member`` patterns; stops at the first).
+    k : int
+        The size of a top-k.
+    rank_by : str
+        How a top-k ranks: ``"discrimination"`` (``|Δ|``) or ``"divergence"``.
+    min_support : float
+        Patterns with ``P(x, y)`` below it are not patterns here (set aside, not counted), and
+        a node below it is pruned with its subtree (every extension is rarer still).
+    deadline : float or None
+        A :func:`time.time` value, the one clock of every engine and process (None: no
+        limit); a run it stops says it is incomplete.
+    progress : bool or None
+        Show a counter of visited nodes (None: when the user can see it,
+        :func:`pcfair._progress.show_progress`).
+    options : SearchOptions
+        The search's switches.
+    order : list of int or None
+        The features in search order, sensitive first (None: :func:`search_order` of
+        ``options.ordering``).
+    partition : tuple of int or None
+        ``(w, n, depth)``: explore only the subtrees below ``depth`` whose node hashes to
+        ``w`` modulo ``n`` (one share of :func:`pcfair.patterns.parallel.parallel_search`).
+
+    Examples
+    --------
+    >>> import time
+    >>> query = SearchQuery(0.05, mode="topk", k=3)
+    >>> query.but(mode="first").mode, query.within(0).deadline <= time.time()
+    ('first', True)
+    """
+
+    delta: float
+    mode: str = "all"
+    k: int = 10
+    rank_by: str = "discrimination"
+    min_support: float = 0.0
+    deadline: float | None = None
+    progress: bool | None = None
+    options: SearchOptions = SearchOptions()
+    order: list | None = None
+    partition: tuple[int, int, int] | None = None
+
+    @classmethod
+    def from_request(cls, request: Request, mode: str | None = None) -> SearchQuery:
+        """The query of the API's :class:`~pcfair.patterns._arguments.Request` (its threshold,
+        top-k, support, deadline, progress and options), in ``mode`` (default: ``"first"``
+        for a certification, else the request's kind)."""
+        if mode is None:
+            mode = "first" if request.kind == "certify" else request.kind
+        return cls(request.delta, mode=mode, k=request.k, rank_by=request.rank_by,
+                   min_support=request.min_support, deadline=request.deadline,
+                   progress=request.progress, options=request.search_options)
+
+    def within(self, seconds: float | None) -> SearchQuery:
+        """The same query with the deadline brought forward to ``seconds`` from now
+        (:func:`pcfair._clock.deadline_from`'s rule: 0 is an immediate deadline), never past
+        its own; None changes nothing."""
+        if seconds is None:
+            return self
+        end = deadline_from(seconds)
+        return replace(self, deadline=end if self.deadline is None else min(end, self.deadline))
+
+    def but(self, **changes) -> SearchQuery:
+        """The same query with ``changes`` (:func:`dataclasses.replace`)."""
+        return replace(self, **changes)
 
 
 @dataclass

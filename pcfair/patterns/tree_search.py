@@ -44,7 +44,7 @@ Examples
 >>> df = pd.DataFrame({"d": [0, 1, 1, 0, 1, 0, 1, 1], "s": [0, 1, 1, 0, 0, 1, 1, 0],
 ...                    "z": [1, 1, 0, 0, 1, 0, 1, 1]})
 >>> pc = learn_pc(df, "d")
->>> res = search_tree(pc, 0, 1, [1], 0.05, mode="topk", k=1)
+>>> res = search_tree(Problem(pc, 0, 1, [1]), SearchQuery(0.05, mode="topk", k=1))
 >>> res.bound, res.compiled, len(res.patterns), res.complete
 ('tree', True, 1, True)
 """
@@ -52,15 +52,15 @@ Examples
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
-from pcfair._clock import deadline_from
-from pcfair.circuit.circuit import Circuit
 from pcfair.errors import OptionError, SpecError
 from pcfair.patterns import _bound_kernels as BK
 from pcfair.patterns import _plateau_kernels as PK
 from pcfair.patterns import _tree_search_kernels as K
+from pcfair.patterns._arguments import Problem
 from pcfair.patterns._compiled import (
     COMPILED_MODES,
     MODE_IDS,
@@ -69,10 +69,11 @@ from pcfair.patterns._compiled import (
     drive,
 )
 from pcfair.patterns._search_kernels import ATOL
+from pcfair.patterns._tree_records import BoxWork
 from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.scores import log_support
 from pcfair.patterns.search_types import (
-    SearchOptions,
+    SearchQuery,
     SearchResult,
     pattern_key,
     search_order,
@@ -100,22 +101,14 @@ LADDER_GAP = 0.005
 LADDER_CUTS = 2
 
 
-def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
-                mode: str = "all", k: int = 10, rank_by: str = "discrimination",
-                deadline: float | None = None, time_limit: float | None = None,
-                min_support: float = 0.0, best_first: bool = True,
-                progress: bool | None = False,
-                partition: tuple[int, int, int] | None = None,
+def tree_search(tb: TreeBound, sensitive: list[int], query: SearchQuery, *,
                 ladder: bool = True, plateau: bool = True,
                 x_first: bool = False) -> SearchResult:
-    """Compiled branch and bound over the tree model ``tb`` (see the module docstring).
-
-    ``order``: the features in search order, sensitive first. ``mode``, ``k``, ``rank_by``,
-    ``min_support`` and the result are those of :func:`pcfair.patterns.search.search`.
-    ``deadline`` (a :func:`time.time` value) overrides ``time_limit``.
-    ``best_first``: visit a top-k node's children by decreasing score. ``partition = (w, n,
-    depth)``: explore only the subtrees below ``depth`` that hash to ``w`` modulo ``n`` (one
-    share of :func:`pcfair.patterns.parallel.parallel_search`).
+    """Compiled branch and bound over the tree model ``tb`` (see the module docstring) of the
+    ``query`` (a :class:`~pcfair.patterns.search_types.SearchQuery` of a compiled mode, whose
+    ``order`` is required here: the features in search order, sensitive first); the result
+    is that of :func:`pcfair.patterns.search.search`. Of the query's options it reads
+    ``best_first`` (visit a top-k node's children by decreasing score).
 
     ``ladder`` (top-k by |Δ|): where the top-k search has not ended within
     :data:`LADDER_AFTER_SECONDS` (a sixth of the time left at most), climb from the best
@@ -151,31 +144,25 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     falls as it grows), which the solver's enumeration cannot, and the plateau of
     near-ties it is for is made of patterns far below any support.
     """
+    mode, k, delta, deadline = query.mode, query.k, query.delta, query.deadline
     check_request(mode)
-    if deadline is None and time_limit is not None:
-        deadline = deadline_from(time_limit)
-    if not (ladder and mode == "topk" and rank_by == "discrimination"):
-        return _tree_search(tb, sensitive, delta, order, mode=mode, k=k, rank_by=rank_by,
-                            deadline=deadline, min_support=min_support,
-                            best_first=best_first, progress=progress, partition=partition,
-                            plateau=plateau, x_first=x_first)
+    kwargs = dict(plateau=plateau, x_first=x_first)
+    if not (ladder and mode == "topk" and query.rank_by == "discrimination"):
+        return _tree_search(tb, sensitive, query, **kwargs)
     t0 = time.perf_counter()
-    kwargs = dict(k=k, rank_by=rank_by, min_support=min_support, best_first=best_first,
-                  partition=partition, plateau=plateau, x_first=x_first)
     # the top-k search alone first: most searches end within it, and the ladder then costs
     # nothing; its patterns (real ones) seed the ladder
     first_end = time.time() + LADDER_AFTER_SECONDS
     if deadline is not None:
         first_end = min(first_end, time.time() + (deadline - time.time()) / 6)
-    first = _tree_search(tb, sensitive, delta, order, mode=mode, deadline=first_end,
-                         progress=progress, **kwargs)
+    first = _tree_search(tb, sensitive, query.but(deadline=first_end), **kwargs)
     if first.complete:
         first.seconds = time.perf_counter() - t0
         return first
     known = list(first.patterns)
     start = max([delta] + [abs(p.score) for p in known])
-    steps, proved = _ladder(tb, sensitive, start, order, deadline, min_support, partition,
-                            climb=bool(known), plateau=plateau, x_first=x_first)
+    steps, proved = _ladder(tb, sensitive, query.but(delta=start), climb=bool(known),
+                            **kwargs)
     known += [s.patterns[0] for s in steps if s.patterns]  # distinct: each above all before
     found = sorted(abs(p.score) for p in known)
     if proved:  # the first climbing run found no pattern above δ at all (none known)
@@ -191,8 +178,7 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
         gap = LADDER_GAP
         while True:
             level = max(floor, found[-1] - gap) if found else floor
-            res = _tree_search(tb, sensitive, level, order, mode=mode, deadline=deadline,
-                               progress=progress, **kwargs)
+            res = _tree_search(tb, sensitive, query.but(delta=level), **kwargs)
             steps.append(res)
             if not res.complete or len(res.patterns) >= k or level <= floor:
                 break
@@ -217,12 +203,10 @@ def tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[i
     return res
 
 
-def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
-            deadline: float | None, min_support: float,
-            partition: tuple[int, int, int] | None,
-            climb: bool = False, plateau: bool = True,
-            x_first: bool = False) -> tuple[list[SearchResult], bool]:
-    """First-witness runs at optimistic thresholds: the first at ``delta`` (above it where
+def _ladder(tb: TreeBound, sensitive: list[int], query: SearchQuery, *, climb: bool = False,
+            plateau: bool = True, x_first: bool = False) -> tuple[list[SearchResult], bool]:
+    """First-witness runs of ``query`` (its order, support, share and deadline) at optimistic
+    thresholds: the first at ``delta`` (the query's; above it where
     ``climb``: ``delta`` is then a known pattern's |Δ|, the largest), then each between
     the largest witness ``lb`` and the smallest threshold ``hi`` a complete run found no
     witness above (1 at first), at ``lb + f (hi − lb)``: a witness raises ``lb`` and doubles
@@ -234,6 +218,9 @@ def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
     an answer, or after :data:`LADDER_SHARE` of the time left.
     Returns the runs and ``proved``; every threshold is at least the largest witness so far,
     so the witnesses are distinct patterns."""
+    delta, deadline = query.delta, query.deadline
+    probe = query.but(mode="first", k=1, rank_by="discrimination", progress=False,
+                      options=replace(query.options, best_first=True))
     now = time.time()
     end = now + (LADDER_SECONDS if deadline is None else LADDER_SHARE * (deadline - now))
     steps: list[SearchResult] = []
@@ -241,11 +228,10 @@ def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
     if climb:
         level = lb + frac * (hi - lb)
     while time.time() < end - 0.01 and cuts < LADDER_CUTS:
-        run = _tree_search(tb, sensitive, level, order, mode="first", k=1,
-                           rank_by="discrimination",
-                           deadline=min(time.time() + LADDER_STEP_SECONDS, end),
-                           min_support=min_support, best_first=True, progress=False,
-                           partition=partition, plateau=plateau, x_first=x_first)
+        run = _tree_search(tb, sensitive,
+                           probe.but(delta=level,
+                                     deadline=min(time.time() + LADDER_STEP_SECONDS, end)),
+                           plateau=plateau, x_first=x_first)
         steps.append(run)
         cuts = 0 if (run.patterns or run.complete) else cuts + 1
         if run.patterns:
@@ -263,12 +249,12 @@ def _ladder(tb: TreeBound, sensitive: list[int], delta: float, order: list[int],
     return steps, False
 
 
-def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[int], *,
-                 mode: str, k: int, rank_by: str, deadline: float | None, min_support: float,
-                 best_first: bool, progress: bool | None,
-                 partition: tuple[int, int, int] | None, plateau: bool = True,
-                 x_first: bool = False) -> SearchResult:
+def _tree_search(tb: TreeBound, sensitive: list[int], query: SearchQuery, *,
+                 plateau: bool = True, x_first: bool = False) -> SearchResult:
     """One compiled search (:func:`tree_search` without the ladder)."""
+    delta, order, mode, k, rank_by = query.delta, query.order, query.mode, query.k, query.rank_by
+    deadline, min_support, partition = query.deadline, query.min_support, query.partition
+    best_first, progress = query.options.best_first, query.progress
     t0 = time.perf_counter()
     card = tb.card
     nv = len(card)
@@ -321,9 +307,9 @@ def _tree_search(tb: TreeBound, sensitive: list[int], delta: float, order: list[
     positions = (pos_var, is_sens, free_st, sens_left, orders)
     state = (st, val, obs_a, obs_b, scratch, fa, fp, fint)
     rr, mix = tb.scratch()
-    work = (msg, has_ev, tmp, box, imp, lm, flags, out, dirty, rr, mix)
-    work2 = (box.copy(), imp.copy(), lm.copy(), flags.copy(), out.copy(), dirty.copy(),
-             np.zeros(3, np.int64))
+    work = (msg, has_ev, tmp, BoxWork(box, imp, lm, flags, out, dirty, rr, mix))
+    work2 = (BoxWork(box.copy(), imp.copy(), lm.copy(), flags.copy(), out.copy(), dirty.copy(),
+                     rr, mix), np.zeros(3, np.int64))
 
     pos_of = np.zeros(nv, np.int64)
     pos_of[pos_var] = np.arange(n)
@@ -357,14 +343,10 @@ def _orders_by_x(tb: TreeBound, order: list[int], head: int) -> np.ndarray:
     return out
 
 
-def search_tree(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta: float, *,
-                mode: str = "all", k: int = 10, rank_by: str = "discrimination",
-                time_limit: float | None = None, deadline: float | None = None,
-                options: SearchOptions = SearchOptions(), order: list[int] | None = None,
-                min_support: float = 0.0, progress: bool | None = False,
-                partition: tuple[int, int, int] | None = None) -> SearchResult:
-    """:func:`tree_search` on ``circuit`` with :func:`~pcfair.patterns.search.search`'s
-    arguments and variable order (``options.ordering``; the tree order with ``x_first``).
+def search_tree(problem: Problem, query: SearchQuery) -> SearchResult:
+    """:func:`tree_search` on ``problem`` with :func:`~pcfair.patterns.search.search`'s
+    arguments and variable order (``query.order``, else ``options.ordering``; the tree order
+    with ``x_first``).
 
     Raises
     ------
@@ -374,6 +356,8 @@ def search_tree(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta:
         another bound, or the circuit is not recognised (:meth:`TreeBound.from_circuit
         <pcfair.patterns.bounds.TreeBound.from_circuit>`).
     """
+    circuit, d, fav, sensitive = problem
+    mode, options, order = query.mode, query.options, query.order
     if mode not in COMPILED_MODES:
         raise SpecError(f"the compiled tree search answers {COMPILED_MODES}, not {mode!r}")
     if options.bound not in ("auto", "tree"):
@@ -388,8 +372,5 @@ def search_tree(circuit: Circuit, d: int, fav: int, sensitive: list[int], delta:
     default = search_order(circuit, d, fav, sensitive, options.ordering)
     x_first = tree_order and (order is None or [int(v) for v in order] == default)
     if order is None:
-        order = default
-    return tree_search(tb, sensitive, delta, order, mode=mode, k=k, rank_by=rank_by,
-                       deadline=deadline, time_limit=time_limit, min_support=min_support,
-                       best_first=options.best_first, progress=progress,
-                       partition=partition, x_first=x_first)
+        query = query.but(order=default)
+    return tree_search(tb, sensitive, query, x_first=x_first)

@@ -23,8 +23,9 @@ from pcfair.patterns import certify, find_patterns
 from pcfair.patterns.bounds import (NaiveBayesBound, QuotientBound, TreeBound,
                                     _contraction_coefficient, _observed_spread, coupled_bound,
                                     select_bound)
+from pcfair.patterns._arguments import Problem
 from pcfair.patterns.search import search
-from pcfair.patterns.search_types import SearchOptions
+from pcfair.patterns.search_types import SearchOptions, SearchQuery
 
 TOL = 1e-9
 
@@ -511,8 +512,8 @@ def test_search_with_the_tree_bound_agrees_with_the_dense_engine(seed, n, zeros)
                     search_options=SearchOptions(bound="tree"))
         assert c.complete and c.fair == fair
     s = [pc.names.index(v) for v in sens]
-    res = search(pc, 0, 1, s, min(top + 1e-6, 0.999), mode="first",
-                 options=SearchOptions(bound="tree"))
+    res = search(Problem(pc, 0, 1, s), SearchQuery(min(top + 1e-6, 0.999), mode="first",
+                                                   options=SearchOptions(bound="tree")))
     assert res.bound == "tree" and res.complete and bool(res.patterns) == (top > 0.999)
 
 

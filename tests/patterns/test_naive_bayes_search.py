@@ -15,12 +15,13 @@ from conftest import SHARED_DATA, requires_data
 from pcfair.circuit import CircuitBuilder
 from pcfair.errors import SpecError
 from pcfair.patterns import find_patterns
+from pcfair.patterns._arguments import Problem
 from pcfair.patterns.naive_bayes_search import (NaiveBayesTables, nb_search,
                                                 search_naive_bayes)
 from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.bounds import NaiveBayesBound
 from pcfair.patterns.search import search
-from pcfair.patterns.search_types import SearchOptions, search_order
+from pcfair.patterns.search_types import SearchOptions, SearchQuery, search_order
 
 NB_OPTIONS = SearchOptions(naive_bayes_bound=True, seed_runs=0, compiled=False)
 TOL = 1e-9
@@ -73,11 +74,13 @@ def dense_keys(patterns, pc) -> dict:
             for p in patterns}
 
 
-def run_nb(pc, sens, delta, **kw):
+def run_nb(pc, sens, delta, best_first=True, **kw):
     nb = NaiveBayesTables.from_circuit(pc, 0, 1)
     assert nb is not None
     order = kw.pop("order", None) or search_order(pc, 0, 1, sens)
-    return nb_search(nb, pc.variables.cardinalities, 0, 1, sens, delta, order=order, **kw)
+    query = SearchQuery(delta, order=order, progress=False,
+                        options=SearchOptions(best_first=best_first), **kw)
+    return nb_search(nb, pc.variables.cardinalities, 0, 1, sens, query)
 
 
 def check_topk(got_items, got_vals, want_vals, want_by_key, tie_tol=TOL):
@@ -94,7 +97,8 @@ def test_matches_the_python_search(seed):
     pc, sens = random_case(seed, max_features=5, max_card=3)
     order = search_order(pc, 0, 1, sens)
     for delta in (0.0, 0.02, 0.1):
-        ref = search(pc, 0, 1, sens, delta, mode="all", order=order, options=NB_OPTIONS)
+        ref = search(Problem(pc, 0, 1, sens), SearchQuery(delta, mode="all", order=order,
+                                                          options=NB_OPTIONS))
         got = run_nb(pc, sens, delta, mode="all")
         assert got.complete
         assert {key(p) for p in got.patterns} == {key(p) for p in ref.patterns}
@@ -107,7 +111,8 @@ def test_matches_the_python_search(seed):
         assert got.order == ref.order
 
         first = run_nb(pc, sens, delta, mode="first")
-        ref_first = search(pc, 0, 1, sens, delta, mode="first", order=order, options=NB_OPTIONS)
+        ref_first = search(Problem(pc, 0, 1, sens), SearchQuery(delta, mode="first", order=order,
+                                                                options=NB_OPTIONS))
         assert first.complete and len(first.patterns) == len(ref_first.patterns) <= 1
         if first.patterns:
             assert key(first.patterns[0]) == key(ref_first.patterns[0])
@@ -116,8 +121,9 @@ def test_matches_the_python_search(seed):
         ranks = ("discrimination", "divergence")
         for rank in ranks:
             for k in (1, 5):
-                ref_k = search(pc, 0, 1, sens, delta, mode="topk", k=k, rank_by=rank,
-                               order=order, options=NB_OPTIONS)
+                ref_k = search(Problem(pc, 0, 1, sens), SearchQuery(delta, mode="topk", k=k,
+                                                                    rank_by=rank, order=order,
+                                                                    options=NB_OPTIONS))
                 got_k = run_nb(pc, sens, delta, mode="topk", k=k, rank_by=rank)
                 assert got_k.complete
                 if rank == "discrimination":
@@ -138,9 +144,10 @@ def test_matches_the_python_search(seed):
             # children in generation order: the very same tree (best first breaks
             # rounding-level ties between children in its own way)
             plain = run_nb(pc, sens, delta, mode="topk", k=5, rank_by=rank, best_first=False)
-            ref_plain = search(pc, 0, 1, sens, delta, mode="topk", k=5, rank_by=rank,
-                               order=order, options=SearchOptions(seed_runs=0, best_first=False,
-                                                                 compiled=False))
+            ref_plain = search(Problem(pc, 0, 1, sens),
+                               SearchQuery(delta, mode="topk", k=5, rank_by=rank, order=order,
+                                           options=SearchOptions(seed_runs=0, best_first=False,
+                                                                 compiled=False)))
             assert (plain.nodes, plain.pruned, plain.bounds) == \
                 (ref_plain.nodes, ref_plain.pruned, ref_plain.bounds)
 
@@ -183,8 +190,8 @@ def test_min_support_matches_the_python_search():
     pc, sens = random_case(4, max_features=5, max_card=3)
     order = search_order(pc, 0, 1, sens)
     for mode in ("all", "topk"):
-        ref = search(pc, 0, 1, sens, 0.01, mode=mode, k=4, order=order, options=NB_OPTIONS,
-                     min_support=0.02)
+        ref = search(Problem(pc, 0, 1, sens), SearchQuery(0.01, mode=mode, k=4, order=order,
+                                                          options=NB_OPTIONS, min_support=0.02))
         got = run_nb(pc, sens, 0.01, mode=mode, k=4, min_support=0.02)
         assert all(p.probability >= 0.02 for p in got.patterns)
         if mode == "all":
@@ -202,12 +209,12 @@ def test_deadline_marks_the_run_incomplete_and_misuse_is_refused():
     nb = NaiveBayesTables.from_circuit(pc, 0, 1)
     cards = pc.variables.cardinalities
     with pytest.raises(TypeError, match="NaiveBayesTables"):
-        nb_search(NaiveBayesBound.from_circuit(pc, 0, 1), cards, 0, 1, sens, 0.1)
+        nb_search(NaiveBayesBound.from_circuit(pc, 0, 1), cards, 0, 1, sens, SearchQuery(0.1))
     with pytest.raises(ValueError, match="modes"):
-        nb_search(nb, cards, 0, 1, sens, 0.1, mode="pareto")
+        nb_search(nb, cards, 0, 1, sens, SearchQuery(0.1, mode="pareto"))
     rest = [v for v in range(1, len(cards)) if v not in sens]
     with pytest.raises(ValueError, match="sensitive"):
-        nb_search(nb, cards, 0, 1, sens, 0.1, order=rest + sens)
+        nb_search(nb, cards, 0, 1, sens, SearchQuery(0.1, order=rest + sens))
 
 
 def test_search_naive_bayes_applies_only_to_naive_bayes():
@@ -218,16 +225,17 @@ def test_search_naive_bayes_applies_only_to_naive_bayes():
     df["x2"] = (df["x1"] ^ (rng.random(n) < 0.2)).astype(int)
     clt = pcfair.learn_pc(df, "x0")
     with pytest.raises(SpecError, match="naive Bayes"):
-        search_naive_bayes(clt, 0, 1, [1], 0.05)
+        search_naive_bayes(Problem(clt, 0, 1, [1]), SearchQuery(0.05))
     nb = pcfair.learn_pc(df, "x0", structure="naive_bayes")
-    res = search_naive_bayes(nb, 0, 1, [1], 0.0, mode="topk", k=3)
-    ref = search(nb, 0, 1, [1], 0.0, mode="topk", k=3, options=NB_OPTIONS)
+    res = search_naive_bayes(Problem(nb, 0, 1, [1]), SearchQuery(0.0, mode="topk", k=3))
+    ref = search(Problem(nb, 0, 1, [1]), SearchQuery(0.0, mode="topk", k=3, options=NB_OPTIONS))
     np.testing.assert_allclose([abs(p.score) for p in res.patterns],
                                [abs(p.score) for p in ref.patterns], atol=1e-12)
     with pytest.raises(SpecError, match="'pareto'"):
-        search_naive_bayes(nb, 0, 1, [1], 0.0, mode="pareto")
+        search_naive_bayes(Problem(nb, 0, 1, [1]), SearchQuery(0.0, mode="pareto"))
     with pytest.raises(SpecError, match="turn off"):
-        search_naive_bayes(nb, 0, 1, [1], 0.0, options=SearchOptions(naive_bayes_bound=False))
+        search_naive_bayes(Problem(nb, 0, 1, [1]),
+                           SearchQuery(0.0, options=SearchOptions(naive_bayes_bound=False)))
 
 
 @requires_data()
@@ -238,11 +246,14 @@ def test_german_naive_bayes_top1_is_learnfairnbs():
     pc = pcfair.learn_pc(df, "loan_status", structure="naive_bayes", pseudocount=0.0)
     d = pc.names.index("loan_status")
     sens = [pc.names.index(s) for s in ("age", "foreign_worker", "sex", "marital_status")]
-    res = search_naive_bayes(pc, d, 1, sens, 0.0, mode="topk", k=1, time_limit=60)
+    res = search_naive_bayes(Problem(pc, d, 1, sens),
+                             SearchQuery(0.0, mode="topk", k=1).within(60))
     assert res.complete and abs(res.patterns[0].score) == pytest.approx(0.41162, abs=5e-6)
     assert res.nodes < 5_000_000
     top1 = abs(res.patterns[0].score)
-    cert = search_naive_bayes(pc, d, 1, sens, top1 + 0.005, mode="first", time_limit=60)
+    cert = search_naive_bayes(Problem(pc, d, 1, sens),
+                              SearchQuery(top1 + 0.005, mode="first").within(60))
     assert cert.complete and not cert.patterns
-    witness = search_naive_bayes(pc, d, 1, sens, top1 - 0.005, mode="first", time_limit=60)
+    witness = search_naive_bayes(Problem(pc, d, 1, sens),
+                                 SearchQuery(top1 - 0.005, mode="first").within(60))
     assert witness.patterns and abs(witness.patterns[0].score) > top1 - 0.005

@@ -17,10 +17,11 @@ import pytest
 import pcfair
 from pcfair.patterns import certify, find_patterns
 from pcfair.errors import ResourceCappedWarning
+from pcfair.patterns._arguments import Problem
 from pcfair.patterns.executors import resolve_n_jobs
 from pcfair.patterns.parallel import _share, merge_patterns, parallel_search
 from pcfair.patterns.scores import ScoredPattern, pattern_divergences
-from pcfair.patterns.search_types import SearchResult
+from pcfair.patterns.search_types import SearchQuery, SearchResult
 from pcfair.patterns.tree_search import search_tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,8 +60,8 @@ def test_certify_cut_by_the_deadline_is_incomplete_never_fair(compas):
     # split over processes: the deadline passes while the workers start
     d, sens = _indices(compas)
     t0 = time.perf_counter()
-    split = parallel_search(search_tree, compas, d, 1, sens, 0.9, n_jobs=2, mode="first",
-                            time_limit=0.05)
+    split = parallel_search(search_tree, Problem(compas, d, 1, sens),
+                            SearchQuery(0.9, mode="first").within(0.05), n_jobs=2)
     assert time.perf_counter() - t0 < 5.0
     assert not split.complete and not split.patterns
     assert certify(compas, DECISION, SENSITIVE, 0.9, engine="search").fair is True
@@ -75,40 +76,47 @@ def test_worker_deadline_is_wall_clock(compas):
     from pcfair.circuit.io.json_io import to_dict
 
     d, sens = _indices(compas)
-    job = (search_tree, to_dict(compas), d, 1, sens, 0.05, time.time() - 1.0, {"mode": "all"})
+    query = SearchQuery(0.05, mode="all", deadline=time.time() - 1.0)
+    job = (search_tree, to_dict(compas), d, 1, sens, query)
     res = _share(*job)
     assert not res.complete and not res.patterns
-    res = _share(*(job[:6] + (time.time() + 600.0,) + job[7:]))
+    res = _share(*job[:5], query.but(deadline=time.time() + 600.0))
     assert res.complete and len(res.patterns) == find_patterns(
         compas, DECISION, SENSITIVE, 0.05, engine="search").count
 
 
 def test_one_deadline_reaches_the_runner(compas):
-    """``deadline`` (the request's, a ``time.time()`` value) overrides ``time_limit`` and is
-    handed to the runner as it is: no conversion back to seconds on one process."""
+    """The query's ``deadline`` (the request's, a ``time.time()`` value) is handed to the
+    runner as it is: no conversion back to seconds on one process; ``within`` brings it
+    forward, never past its own."""
     d, sens = _indices(compas)
     seen = []
 
-    def runner(*args, **kwargs):
-        seen.append(kwargs)
+    def runner(problem, query):
+        seen.append(query)
         return SearchResult()
 
     end = time.time() + 123.0
-    parallel_search(runner, compas, d, 1, sens, 0.05, n_jobs=1, time_limit=5.0, deadline=end)
-    assert seen[0]["deadline"] == end and "time_limit" not in seen[0]
-    parallel_search(runner, compas, d, 1, sens, 0.05, n_jobs=1, time_limit=5.0)
-    assert 4.0 < seen[1]["deadline"] - time.time() <= 5.0
-    past = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=1, time_limit=600,
-                           deadline=time.time() - 1.0)
+    parallel_search(runner, Problem(compas, d, 1, sens), SearchQuery(0.05, deadline=end),
+                    n_jobs=1)
+    assert seen[0].deadline == end and not hasattr(seen[0], "time_limit")
+    parallel_search(runner, Problem(compas, d, 1, sens), SearchQuery(0.05).within(5.0), n_jobs=1)
+    assert 4.0 < seen[1].deadline - time.time() <= 5.0
+    parallel_search(runner, Problem(compas, d, 1, sens),
+                    SearchQuery(0.05, deadline=end).within(600.0), n_jobs=1)
+    assert seen[2].deadline == end
+    past = parallel_search(search_tree, Problem(compas, d, 1, sens),
+                           SearchQuery(0.05, deadline=time.time() - 1.0).within(600), n_jobs=1)
     assert not past.complete and not past.patterns
 
 
 def test_parallel_matches_serial_and_first_stops_early(compas):
     d, sens = _indices(compas)
-    serial = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=1)
-    split = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=2)
+    serial = parallel_search(search_tree, Problem(compas, d, 1, sens), SearchQuery(0.05), n_jobs=1)
+    split = parallel_search(search_tree, Problem(compas, d, 1, sens), SearchQuery(0.05), n_jobs=2)
     assert split.complete and len(split.patterns) == len(serial.patterns) == 2356
-    first = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=2, mode="first")
+    first = parallel_search(search_tree, Problem(compas, d, 1, sens),
+                            SearchQuery(0.05, mode="first"), n_jobs=2)
     assert first.complete and len(first.patterns) == 1
     assert abs(first.patterns[0][2]) > 0.05
 
@@ -136,7 +144,8 @@ def test_merge_patterns_dedups_and_takes_the_best(compas):
     parts = [_result([a, b]), _result([b, c])]
 
     def merge(parts, mode, k=10):
-        return merge_patterns(compas, d, 1, parts, mode, k, "discrimination", 0.05)
+        return merge_patterns(Problem(compas, d, 1, sens), SearchQuery(0.05, mode=mode, k=k),
+                              parts)
 
     assert sorted(map(repr, merge(parts, "all"))) == sorted(map(repr, [a, b, c]))
     assert merge(parts, "topk", 2) == [b, a]
@@ -147,10 +156,10 @@ def test_merge_patterns_dedups_and_takes_the_best(compas):
 def test_topk_by_divergence_merges_exactly(compas):
     d, sens = _indices(compas)
     for rank_by in ("divergence", "discrimination"):
-        one = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=1, mode="topk",
-                              k=7, rank_by=rank_by)
-        two = parallel_search(search_tree, compas, d, 1, sens, 0.05, n_jobs=2, mode="topk",
-                              k=7, rank_by=rank_by)
+        one = parallel_search(search_tree, Problem(compas, d, 1, sens),
+                              SearchQuery(0.05, mode="topk", k=7, rank_by=rank_by), n_jobs=1)
+        two = parallel_search(search_tree, Problem(compas, d, 1, sens),
+                              SearchQuery(0.05, mode="topk", k=7, rank_by=rank_by), n_jobs=2)
         assert two.complete and len(two.patterns) == len(one.patterns) == 7
 
         def keys(res):  # the ranking key of each selected pattern (ties may pick others)

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from pcfair.errors import OptionError
 from pcfair.patterns.bounds import TreeBound
-from pcfair.patterns.search_types import ORDERINGS, search_order, tree_preorder
+from pcfair.patterns.search_types import ORDERINGS, SearchQuery, search_order, tree_preorder
 from pcfair.patterns.tree_search import tree_search
 from test_bounds import random_tan, tree_bn
 from test_tree_search import brute, key
@@ -100,11 +100,11 @@ def test_every_order_gives_the_brute_force_answers(seed, kind, n, zeros, tiny, d
     best = sorted((abs(s) for s, _ in want.values()), reverse=True)[:3]
     for ordering in ("tree", "influence", "index"):
         order = search_order(pc, 0, 1, sens, ordering)
-        got = tree_search(tb.fresh(), sens, delta, order, mode="all")
+        got = tree_search(tb.fresh(), sens, SearchQuery(delta, order=order, mode="all"))
         assert got.complete and {key(p) for p in got.patterns} == set(want)
-        cert = tree_search(tb.fresh(), sens, delta, order, mode="first")
+        cert = tree_search(tb.fresh(), sens, SearchQuery(delta, order=order, mode="first"))
         assert cert.complete and bool(cert.patterns) == bool(want)
-        top = tree_search(tb.fresh(), sens, delta, order, mode="topk", k=3)
+        top = tree_search(tb.fresh(), sens, SearchQuery(delta, order=order, mode="topk", k=3))
         assert [abs(p.score) for p in top.patterns] == pytest.approx(best, abs=1e-9)
 
 

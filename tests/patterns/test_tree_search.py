@@ -18,7 +18,7 @@ from pcfair.patterns.bounds import TreeBound
 from pcfair.patterns.engines import search_engine
 from pcfair.patterns.scores import pattern_divergences
 from pcfair.patterns.search import search
-from pcfair.patterns.search_types import SearchOptions, search_order
+from pcfair.patterns.search_types import SearchOptions, SearchQuery, search_order
 from pcfair.patterns.tree_search import search_tree, tree_search
 from test_bounds import joint_table, random_tan, tree_bn
 
@@ -41,11 +41,14 @@ def model(seed: int, kind: str, n: int, zeros=False, tiny=False, ties=False):
     return pc, sens
 
 
-def run(pc, sens, delta, fav=1, **kw):
+def run(pc, sens, delta, fav=1, *, best_first=True, ladder=True, plateau=True, x_first=False,
+        **kw):
     tb = TreeBound.from_circuit(pc, 0, fav)
     assert tb is not None
     order = kw.pop("order", None) or search_order(pc, 0, fav, sens)
-    return tree_search(tb, sens, delta, order, **kw)
+    query = SearchQuery(delta, order=order, progress=False,
+                        options=SearchOptions(best_first=best_first), **kw)
+    return tree_search(tb, sens, query, ladder=ladder, plateau=plateau, x_first=x_first)
 
 
 def brute(pc, sens, delta, fav=1):
@@ -88,7 +91,8 @@ def test_matches_the_python_search(seed, kind, n, zeros, tiny, ties):
     pc, sens = model(seed, kind, n, zeros, tiny, ties)
     order = search_order(pc, 0, 1, sens)
     for delta in (0.0, 0.02, 0.1):
-        ref = search(pc, 0, 1, sens, delta, mode="all", order=order, options=PY)
+        ref = search(Problem(pc, 0, 1, sens), SearchQuery(delta, mode="all", order=order,
+                                                          options=PY))
         got = run(pc, sens, delta, mode="all")
         assert got.complete and got.compiled and not ref.compiled
         assert {key(p) for p in got.patterns} == {key(p) for p in ref.patterns}
@@ -100,7 +104,8 @@ def test_matches_the_python_search(seed, kind, n, zeros, tiny, ties):
         assert got.best == pytest.approx(ref.best, abs=1e-12)
 
         first = run(pc, sens, delta, mode="first", plateau=False)  # the same walk
-        ref_first = search(pc, 0, 1, sens, delta, mode="first", order=order, options=PY)
+        ref_first = search(Problem(pc, 0, 1, sens), SearchQuery(delta, mode="first", order=order,
+                                                                options=PY))
         assert first.complete and len(first.patterns) == len(ref_first.patterns) <= 1
         if first.patterns:
             assert key(first.patterns[0]) == key(ref_first.patterns[0])
@@ -108,8 +113,9 @@ def test_matches_the_python_search(seed, kind, n, zeros, tiny, ties):
 
         for rank in ("discrimination", "divergence"):
             for k in (1, 5):
-                ref_k = search(pc, 0, 1, sens, delta, mode="topk", k=k, rank_by=rank,
-                               order=order, options=PY)
+                ref_k = search(Problem(pc, 0, 1, sens), SearchQuery(delta, mode="topk", k=k,
+                                                                    rank_by=rank, order=order,
+                                                                    options=PY))
                 got_k = run(pc, sens, delta, mode="topk", k=k, rank_by=rank)
                 assert got_k.complete and len(got_k.patterns) == len(ref_k.patterns)
                 if rank == "discrimination":
@@ -129,10 +135,11 @@ def test_matches_the_python_search(seed, kind, n, zeros, tiny, ties):
             # the same walk as the Python search, node for node (no ladder before it)
             plain = run(pc, sens, delta, mode="topk", k=5, rank_by=rank, best_first=False,
                         ladder=False, plateau=False)
-            ref_plain = search(pc, 0, 1, sens, delta, mode="topk", k=5, rank_by=rank,
-                               order=order, options=SearchOptions(
-                                   bound="tree", seed_runs=0, best_first=False,
-                                   compiled=False))
+            plain_options = SearchOptions(bound="tree", seed_runs=0, best_first=False,
+                                          compiled=False)
+            ref_plain = search(Problem(pc, 0, 1, sens), SearchQuery(delta, mode="topk", k=5,
+                                                                    rank_by=rank, order=order,
+                                                                    options=plain_options))
             assert (plain.nodes, plain.pruned, plain.bounds) == \
                 (ref_plain.nodes, ref_plain.pruned, ref_plain.bounds)
 
@@ -181,9 +188,9 @@ def test_the_ladder_gives_the_top_k_of_brute_force(seed, kind, n, zeros, ties, d
     original = TS._tree_search
     calls = []
 
-    def first_try_cut(*args, **kw):
-        res = original(*args, **kw)
-        if kw["mode"] == "topk" and not calls:
+    def first_try_cut(tb, sens, query, **kw):
+        res = original(tb, sens, query, **kw)
+        if query.mode == "topk" and not calls:
             calls.append(1)
             res.complete = False  # its patterns are real ones: the ladder starts from them
         return res
@@ -216,10 +223,10 @@ def test_a_ladder_cut_short_keeps_its_witnesses(monkeypatch):
     full = run(pc, sens, 0.0, mode="topk", k=3, ladder=False)
     original = TS._tree_search
 
-    def cut_top_k(*args, **kw):
-        if kw["mode"] == "topk":
-            kw["deadline"] = time.time() - 1  # no time left for the top-k search
-        return original(*args, **kw)
+    def cut_top_k(tb, sens, query, **kw):
+        if query.mode == "topk":
+            query = query.but(deadline=time.time() - 1)  # no time left for the top-k search
+        return original(tb, sens, query, **kw)
 
     monkeypatch.setattr(TS, "_tree_search", cut_top_k)
     got = run(pc, sens, 0.0, mode="topk", k=3)  # both top-k tries cut: the ladder's answer
@@ -272,29 +279,31 @@ def test_deadline_min_support_and_refusals():
     pc, sens = model(3, "tan", 6)
     got = run(pc, sens, 0.0, mode="all", deadline=time.time() - 1)
     assert not got.complete
-    ref = search(pc, 0, 1, sens, 0.01, mode="all", options=PY, min_support=0.05)
+    ref = search(Problem(pc, 0, 1, sens), SearchQuery(0.01, mode="all", options=PY,
+                                                      min_support=0.05))
     sup = run(pc, sens, 0.01, mode="all", min_support=0.05)
     assert {key(p) for p in sup.patterns} == {key(p) for p in ref.patterns}
     assert all(p.probability >= 0.05 for p in sup.patterns)
     tb = TreeBound.from_circuit(pc, 0, 1)
     order = search_order(pc, 0, 1, sens)
     with pytest.raises(OptionError, match="modes"):
-        tree_search(tb, sens, 0.1, order, mode="pareto")
+        tree_search(tb, sens, SearchQuery(0.1, order=order, mode="pareto"))
     with pytest.raises(OptionError, match="sensitive"):
-        tree_search(tb, sens, 0.1, [v for v in order if v not in sens] + sens)
+        tree_search(tb, sens, SearchQuery(0.1, order=[v for v in order if v not in sens] + sens))
     with pytest.raises(OptionError, match="sensitive"):
-        tree_search(tb, [0], 0.1, order)
+        tree_search(tb, [0], SearchQuery(0.1, order=order))
     # not a tree model, or another bound forced: a SpecError (the table's adapter asks first,
     # and the Python search answers)
     psdd = random_psdd(np.random.default_rng(0), [2, 2, 2, 2])
     if TreeBound.from_circuit(psdd, 0, 1) is None:
         with pytest.raises(SpecError, match="tree model"):
-            search_tree(psdd, 0, 1, [1], 0.05)
+            search_tree(Problem(psdd, 0, 1, [1]), SearchQuery(0.05))
     with pytest.raises(SpecError, match="'quotient'"):
-        search_tree(pc, 0, 1, sens, 0.05, options=SearchOptions(bound="quotient"))
+        search_tree(Problem(pc, 0, 1, sens), SearchQuery(0.05,
+                                                         options=SearchOptions(bound="quotient")))
     with pytest.raises(SpecError, match="'pareto'"):
-        search_tree(pc, 0, 1, sens, 0.05, mode="pareto")
-    res = search_tree(pc, 0, 1, sens, 0.05, mode="topk", k=3)
+        search_tree(Problem(pc, 0, 1, sens), SearchQuery(0.05, mode="pareto"))
+    res = search_tree(Problem(pc, 0, 1, sens), SearchQuery(0.05, mode="topk", k=3))
     assert res.compiled and res.bound == "tree"
     # the engine table runs it for engine="search"
     problem = Problem(pc, 0, 1, sorted(sens))
@@ -315,7 +324,7 @@ def test_shares_are_disjoint_and_cover_the_tree(split, x_first):
         parts = [run(pc, sens, 0.01, mode=mode, k=k, partition=(w, 3, split),
                      x_first=x_first) for w in range(3)]
         assert all(p.complete for p in parts)
-        merged = merge_patterns(pc, 0, 1, parts, mode, k, "discrimination", 0.01)
+        merged = merge_patterns(Problem(pc, 0, 1, sens), SearchQuery(0.01, mode=mode, k=k), parts)
         if mode == "all":
             assert {key(p) for p in merged} == {key(p) for p in serial.patterns}
             # each pattern below the split is found by exactly one share
