@@ -34,7 +34,8 @@ import pcfair.patterns.lattice as lattice  # noqa: E402
 from pcfair.datasets import load_binarized  # noqa: E402
 from pcfair.learn.fair import learn_mle_pc  # noqa: E402
 from pcfair.patterns._arguments import resolve_problem  # noqa: E402
-from pcfair.patterns.lattice import LatticeQuery, scan  # noqa: E402
+from pcfair.patterns._arguments import Problem  # noqa: E402
+from pcfair.patterns.lattice import LatticeQuery, ScanRun, scan  # noqa: E402
 
 
 def models(names):
@@ -57,8 +58,8 @@ def timed_scan(pc, d, fav, sens, delta, min_chunks, prune, budget=None):
         lattice.chunk_bounds.__defaults__ = default[:-1] + (budget,)
     try:
         t = time.perf_counter()
-        run = scan(pc, d, fav, sens, LatticeQuery(deltas=(delta,)), min_chunks=min_chunks,
-                   prune=prune)
+        run = scan(Problem(pc, d, fav, sens), LatticeQuery(deltas=(delta,)),
+                   ScanRun(min_chunks=min_chunks, prune=prune))
         return run, time.perf_counter() - t
     finally:
         lattice.chunk_bounds.__defaults__ = default
@@ -80,8 +81,8 @@ def main() -> None:
     for label, pc, ds in models(args.models.split(",")):
         pc, d, fav, sens = resolve_problem(pc, ds.target, ds.sensitive, ds.favorable)
         t = time.perf_counter()
-        top = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0,), k_top=1),
-                   min_chunks=args.min_chunks, prune="topk")
+        top = scan(Problem(pc, d, fav, sens), LatticeQuery(deltas=(0.0,), k_top=1),
+                   ScanRun(min_chunks=args.min_chunks, prune="topk"))
         best = top.result.best
         print(f"| {label} | largest |Δ| = {best:.6f} (top-1, {time.perf_counter() - t:.1f} s)"
               " | | | | | | |", flush=True)

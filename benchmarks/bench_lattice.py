@@ -154,7 +154,8 @@ def child(task: str, args: dict) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import pcfair
     from pcfair.patterns._arguments import resolve_problem
-    from pcfair.patterns.lattice import DEFAULT_MAX_BYTES, LatticeQuery, estimate, scan
+    from pcfair.patterns._arguments import Problem
+    from pcfair.patterns.lattice import DEFAULT_MAX_BYTES, LatticeQuery, ScanRun, estimate, scan
 
     out: dict = {}
     jobs = int(args.get("jobs", 1))
@@ -192,8 +193,8 @@ def child(task: str, args: dict) -> dict:
                 out.update(max_abs=cert.max_abs_score, complete=cert.complete,
                            witness=None if cert.witness is None else cert.witness.text())
             elif what == "counts":
-                c, d, fav, sens = tuple(resolve_problem(pc, GERMAN_DECISION, GERMAN_SENSITIVE, 1))
-                run = scan(c, d, fav, sens, LatticeQuery(deltas=DELTAS), n_jobs=jobs)
+                problem = resolve_problem(pc, GERMAN_DECISION, GERMAN_SENSITIVE, 1)
+                run = scan(problem, LatticeQuery(deltas=DELTAS), ScanRun(n_jobs=jobs))
                 out.update(counts=[int(x) for x in run.result.counts], complete=run.complete,
                            points=run.stats["lattice_points"])
             elif what == "top10":
@@ -237,12 +238,11 @@ def child(task: str, args: dict) -> dict:
             seconds = time.perf_counter() - t
         else:
             small, sdec, ssens = _synthetic_model(8)  # warm-up
-            c2, d2, f2, s2 = tuple(resolve_problem(small, sdec, ssens, 1))
-            scan(c2, d2, f2, s2, LatticeQuery(deltas=(0.05,)))
+            scan(resolve_problem(small, sdec, ssens, 1), LatticeQuery(deltas=(0.05,)))
             base = _rss_mib()
             t = time.perf_counter()
-            run = scan(c, d, fav, sens, LatticeQuery(deltas=(0.05,)), n_jobs=jobs,
-                       max_bytes=int(args.get("max_bytes", DEFAULT_MAX_BYTES)))
+            how = ScanRun(n_jobs=jobs, max_bytes=int(args.get("max_bytes", DEFAULT_MAX_BYTES)))
+            run = scan(Problem(c, d, fav, sens), LatticeQuery(deltas=(0.05,)), how)
             seconds = time.perf_counter() - t
             out.update(count=int(run.result.counts[0]), points=run.stats["lattice_points"],
                        defined=run.stats["defined_patterns"], chunks=run.stats["chunks"],

@@ -30,6 +30,7 @@ from pcfair.patterns.lattice import (
     LatticePlan,
     LatticeQuery,
     ScanCost,
+    ScanRun,
     final_front,
     make_plan,
     probability_floor,
@@ -157,13 +158,11 @@ def run_lattice(problem: Problem, request: Request, plan: LatticePlan | None = N
     prune = None if request.exact_max else (
         "topk" if kind == "topk" and request.rank_by != "divergence" else "threshold")
     try:
-        run = scan(pc, d, fav, problem.sens, query, max_bytes=request.max_bytes,
-                   n_jobs=request.n_jobs, executor=request.executor,
-                   deadline=request.deadline, progress=request.progress, sink=sink,
-                   plan=plan, min_chunks=min_chunks,
-                   until_witness=kind == "certify" and not request.exact_max,
-                   handover=0.0 if request.out is not None else HANDOVER_SECONDS,
-                   prune=prune)
+        run = scan(problem, query, ScanRun(
+            max_bytes=request.max_bytes, n_jobs=request.n_jobs, executor=request.executor,
+            deadline=request.deadline, progress=request.progress, sink=sink, plan=plan,
+            min_chunks=min_chunks, until_witness=kind == "certify" and not request.exact_max,
+            handover=0.0 if request.out is not None else HANDOVER_SECONDS, prune=prune))
     except BaseException:  # an error or Ctrl-C: the file is not the answer, keep it aside
         if handle is not None:
             handle.close()
@@ -307,9 +306,9 @@ def lattice_census(problem: Problem, request: Request, deltas: tuple[float, ...]
                       "columns are computed as usual", SummariesOmittedWarning, stacklevel=5)
     query = LatticeQuery(deltas=deltas, k_top=kmax, k_div=kmax, pareto=True, summaries=want,
                          min_support=request.min_support)
-    run = scan(pc, d, fav, sens, query, max_bytes=request.max_bytes, n_jobs=request.n_jobs,
-               executor=request.executor, deadline=request.deadline,
-               progress=request.progress)
+    run = scan(problem, query, ScanRun(max_bytes=request.max_bytes, n_jobs=request.n_jobs,
+                                       executor=request.executor, deadline=request.deadline,
+                                       progress=request.progress))
     res = run.result
     counts = summary_counts(run) if want else None
     rows = []
@@ -338,11 +337,10 @@ def listing_sample(problem: Problem, request: Request, max_points: int, rng
     ``request.delta``, read straight from the lattice's listing arrays (listing millions of
     patterns as objects would take minutes): their ``P(x, y)``, their ``|Δ|``, how many
     patterns there are and whether the scan finished."""
-    pc, d, fav, sens = problem
-    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(request.delta,), listing=True,
-                                              min_support=request.min_support),
-               n_jobs=request.n_jobs, executor=request.executor,
-               deadline=request.deadline)
+    run = scan(problem, LatticeQuery(deltas=(request.delta,), listing=True,
+                                     min_support=request.min_support),
+               ScanRun(n_jobs=request.n_jobs, executor=request.executor,
+                       deadline=request.deadline))
     _, score, prob, _ = run.result.listing
     pick = np.sort(rng.choice(len(score), size=min(max_points, len(score)), replace=False))
     return prob[pick], np.abs(score[pick]), len(score), run.complete

@@ -57,8 +57,10 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -70,6 +72,7 @@ from pcfair.errors import LatticeTooLarge, OptionError, StructureError
 from pcfair.inference.marginals import log_marginals
 from pcfair.inference.smallest import log_smallest_probability
 from pcfair.patterns import _lattice_kernels as K
+from pcfair.patterns._arguments import Problem
 from pcfair.patterns._search_kernels import BOUND_RTOL
 from pcfair.patterns.executors import map_chunks
 from pcfair.patterns.scores import PROBABILITY_FLOOR, THRESHOLD_ATOL, log_normalizer
@@ -82,7 +85,7 @@ from pcfair.patterns.summaries import (
 
 __all__ = ["DEFAULT_MAX_BYTES", "LatticePlan", "LatticeQuery", "ScanCost", "chunk_bounds",
            "estimate", "final_front", "make_plan", "probability_floor", "probe_cost", "scan",
-           "scan_chunk", "summary_bytes", "summary_counts", "summary_patterns"]
+           "ScanRun", "scan_chunk", "summary_bytes", "summary_counts", "summary_patterns"]
 
 #: Default memory budget of one chunk (table and walk buffers), bytes.
 DEFAULT_MAX_BYTES = 1 << 30
@@ -835,40 +838,174 @@ class ScanResult:
     picked: np.ndarray | None = None  # scores of query.points
 
 
-def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
-         query: LatticeQuery, *, max_bytes: int = DEFAULT_MAX_BYTES, n_jobs: int = 1,
-         executor=None, time_limit: float | None = None, deadline: float | None = None,
-         progress: bool | None = None, min_chunks: int = 1, sink=None,
-         plan: LatticePlan | None = None,
-         until_witness: bool = False, handover: float = 0.0,
-         prune: str | None = None) -> ScanResult:
-    """Scan every pattern of ``circuit`` for ``query`` (see the module docstring).
+@dataclass(frozen=True)
+class ScanRun:
+    """How a :func:`scan` runs (what it computes is its :class:`LatticeQuery`); checked
+    where it is made.
 
-    Chunks run serially, on ``n_jobs`` local processes, or on ``executor`` (any
-    ``concurrent.futures.Executor`` or a ``dask.distributed.Client``; see
-    :func:`pcfair.patterns.executors.map_chunks`). ``time_limit`` (wall-clock seconds), or
-    ``deadline`` (a :func:`time.time` value shared with the caller, which overrides it), stops
-    the scan: the result is then incomplete. ``min_chunks`` splits the lattice at least that
-    finely (more, smaller tasks; the answer does not change). ``sink``, if given, receives
-    each chunk's listing (the arrays of :attr:`ChunkResult.listing`) as the chunk finishes,
-    and the listing is not kept: a set of any size streams through bounded memory.
-    ``plan`` (of an earlier scan of the same model) replaces the planning.
-    ``until_witness`` stops the scan at the first chunk that finds a pattern at the first
-    threshold (a certification's witness): the result is then complete for the question
-    "is there a pattern", not for the others.
+    - ``max_bytes``: the memory budget of one chunk (:func:`make_plan`) and of the summaries'
+      bitmap;
+    - ``n_jobs``, ``executor``: chunks run serially, on ``n_jobs`` local processes, or on
+      ``executor`` (any ``concurrent.futures.Executor`` or a ``dask.distributed.Client``; see
+      :func:`pcfair.patterns.executors.map_chunks`);
+    - ``deadline``: a :func:`time.time` value (shared with the caller; None: no limit) that
+      stops the scan, whose result is then incomplete;
+    - ``progress``: a progress bar over the chunks (None: when stderr is a terminal);
+    - ``min_chunks``: split the lattice at least that finely (more, smaller tasks; the answer
+      does not change);
+    - ``sink``: receives each chunk's listing (the arrays of :attr:`ChunkResult.listing`) as
+      the chunk finishes, and the listing is not kept: a set of any size streams through
+      bounded memory;
+    - ``plan``: the plan of an earlier scan of the same model (replaces the planning);
+    - ``until_witness``: stop at the first chunk that finds a pattern at the first threshold
+      (a certification's witness): the result is then complete for the question "is there a
+      pattern", not for the others;
+    - ``handover``: seconds per listed pattern, the caller's cost of handing one over, kept
+      within the deadline: chunks stop at half the time left, and no new chunk starts once
+      the listing's hand-over would take the rest;
+    - ``prune``: skip chunks by their bound (:func:`chunk_bounds`), one of
+      :data:`PRUNE_MODES` (see :func:`scan`).
+
+    >>> ScanRun(n_jobs=2, prune="threshold").prune
+    'threshold'
+    """
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    n_jobs: int = 1
+    executor: Any = None
+    deadline: float | None = None
+    progress: bool | None = None
+    min_chunks: int = 1
+    sink: Callable | None = None
+    plan: LatticePlan | None = None
+    until_witness: bool = False
+    handover: float = 0.0
+    prune: str | None = None
+
+    def __post_init__(self):
+        if self.prune not in PRUNE_MODES:
+            raise OptionError(f"prune must be one of {PRUNE_MODES}, not {self.prune!r}")
+
+    @property
+    def parallel(self) -> bool:
+        """Whether chunks run outside this process."""
+        return self.executor is not None or self.n_jobs != 1
+
+
+def _summary_bitmap(plan: LatticePlan, query: LatticeQuery, max_bytes: int
+                    ) -> np.ndarray | None:
+    """The whole lattice's bitmap of a summaries query that runs in several chunks (None
+    with one chunk, whose part is the whole bitmap, or without summaries);
+    :class:`LatticeTooLarge` where it does not fit ``max_bytes``."""
+    if not query.summaries:
+        return None
+    need = summary_bytes(plan, len(query.deltas))
+    if need is None:
+        raise LatticeTooLarge(f"maximal and minimal patterns are computed for at most 15 "
+                              f"thresholds in one pass, not {len(query.deltas)}")
+    if need > max_bytes:
+        raise LatticeTooLarge(
+            f"maximal and minimal patterns need a bitmap of the whole lattice "
+            f"({plan.num_points:,} points): about {need / 2**20:,.0f} MiB "
+            f"({need:,} bytes), over the budget of {max_bytes / 2**20:,.0f} MiB: raise "
+            "max_bytes; counts, top-k, Pareto fronts and certification stream in bounded "
+            "memory whatever the model")
+    return None if plan.prefix == 0 else np.zeros(plan.num_points,
+                                                   summary_word(len(query.deltas)))
+
+
+def _visit_order(circuit: Circuit, plan: LatticePlan, query: LatticeQuery, prune: str | None,
+                 deadline: float | None) -> tuple[list, np.ndarray | None, int, float]:
+    """The chunks a scan visits, in order, with their bounds (None: not bounded), how many
+    the bounds skip, and the seconds spent bounding (``prune``: :func:`scan`)."""
+    chunks = plan.chunks()
+    if prune is None or query.summaries or query.points is not None \
+            or not 1 < len(chunks) <= MAX_BOUNDED_CHUNKS:
+        return chunks, None, 0, 0.0
+    t0 = time.perf_counter()
+    lo = min(query.deltas) + THRESHOLD_ATOL
+    ubs = chunk_bounds(circuit, plan, chunks, deadline,
+                       bar=lo if prune == "threshold" else None)
+    seconds = time.perf_counter() - t0
+    if ubs is None:
+        return chunks, None, 0, seconds
+    order = np.argsort(-ubs, kind="stable")  # the most promising chunks first
+    if prune == "threshold":
+        order = np.array([i for i in order if not _below(ubs[i], lo)], np.int64)
+    return [chunks[i] for i in order], ubs[order], len(chunks) - len(order), seconds
+
+
+class _Collector:
+    """What a scan keeps of its chunks as they finish (:func:`scan`): the results, the
+    bitmap's parts, the points' scores, the running top-k bar, the listing's count."""
+
+    def __init__(self, plan: LatticePlan, query: LatticeQuery, how: ScanRun, chunks: list,
+                 top_bar: np.ndarray | None):
+        self.plan, self.query, self.how, self.chunks = plan, query, how, chunks
+        self.bits = _summary_bitmap(plan, query, how.max_bytes)
+        self.grid = None if self.bits is None else self.bits.reshape(plan.shape)
+        self.picked = None if query.points is None else np.full(len(query.points), np.nan)
+        self.top_bar = top_bar
+        self.running = ChunkResult(counts=np.zeros(0, np.int64)).top
+        self.fixed = {v: i for i, v in enumerate(plan.nonsensitive[: plan.prefix])}
+        self.sub_shape = [n for v, n in zip(plan.features, plan.shape) if v not in self.fixed]
+        self.results: list[ChunkResult] = []
+        self.partial: list[int] = []
+        self.pruned: list[int] = []
+        self.listed = 0
+
+    def __call__(self, index: int, part: ChunkResult | None) -> bool:
+        """Keep chunk ``index``'s result; True stops the scan."""
+        if part is None:  # the chunk met the deadline before its table was made
+            return False
+        query, how = self.query, self.how
+        if part.partial:
+            self.partial.append(index)
+        if part.pruned:
+            self.pruned.append(index)
+        elif self.top_bar is not None:
+            self.running = _best_k([self.running, part.top], query.k_top)
+            if len(self.running[0]) == query.k_top:
+                self.top_bar[0] = float(self.running[0].min())
+        self._place_bits(index, part)
+        if part.picked is not None:
+            found = ~np.isnan(part.picked)
+            self.picked[found] = part.picked[found]
+            part.picked = None
+        self.listed += len(part.listing[0])
+        if how.sink is not None and query.listing:
+            how.sink(part.listing)
+            part.listing = ChunkResult(counts=part.counts).listing
+        self.results.append(part)
+        if how.handover and how.deadline is not None and \
+                self.listed * how.handover >= how.deadline - time.time():
+            return True  # what is listed takes the time left to hand over
+        return how.until_witness and bool(part.counts[0] > 0)
+
+    def _place_bits(self, index: int, part: ChunkResult) -> None:
+        if part.bits is not None and self.grid is None:
+            self.bits = part.bits
+        elif part.bits is not None:  # its disjoint part of the bitmap
+            where = tuple(self.chunks[index][self.fixed[v]] if v in self.fixed
+                          else slice(None) for v in self.plan.features)
+            self.grid[where] = part.bits.reshape(self.sub_shape)
+        part.bits = None
+
+
+def scan(problem: Problem, query: LatticeQuery, how: ScanRun = ScanRun()) -> ScanResult:
+    """Scan every pattern of ``problem`` (its circuit, decision, favourable value and
+    sensitive variables; any smooth, decomposable circuit, normalised or not) for ``query``,
+    run as ``how`` says (see the module docstring).
 
     A chunk stopped by the deadline keeps what it found (:attr:`ChunkResult.partial`): the
     result holds it and is marked incomplete; ``stats`` counts the chunks done and partial.
-    ``handover`` (seconds per listed pattern, the caller's cost of handing one over) keeps
-    time for that within the time limit: chunks stop at half the time left, and no new
-    chunk starts once the listing's hand-over would take the rest.
 
     With ``query.summaries`` the result holds the summaries' bitmap (:attr:`ScanResult.bits`,
     see :func:`summary_bytes`); with ``query.points`` their scores (:attr:`ScanResult.picked`).
 
-    ``prune`` skips chunks by their bound (:func:`chunk_bounds`; ignored with summaries or
-    points, where no bound applies, and beyond :data:`MAX_BOUNDED_CHUNKS` chunks), visiting
-    the others by decreasing bound:
+    ``how.prune`` skips chunks by their bound (:func:`chunk_bounds`; ignored with summaries
+    or points, where no bound applies, and beyond :data:`MAX_BOUNDED_CHUNKS` chunks),
+    visiting the others by decreasing bound:
     ``"threshold"`` skips those whose bound is at most the smallest δ, which hold no
     pattern to count, list, rank by divergence or put on a front (exact for every part of
     the result but the statistics ``defined`` and ``best``); ``"topk"`` skips, as the scan
@@ -876,123 +1013,49 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
     for the top-k heap and ``best``; the counts then cover the visited chunks only).
     ``stats["chunks_pruned"]`` counts the skipped chunks (done, for completeness), and
     ``stats["bound_seconds"]`` the time spent bounding them.
+
+    Examples
+    --------
+    >>> from pcfair.circuit import CircuitBuilder
+    >>> b = CircuitBuilder({"d": [0, 1], "s": [0, 1]})
+    >>> pc = b.build(b.decision([(b.indicator("d", 1), b.categorical("s", [0.2, 0.8]), 0.5),
+    ...                          (b.indicator("d", 0), b.categorical("s", [0.6, 0.4]), 0.5)]))
+    >>> run = scan(Problem(pc, 0, 1, [1]), LatticeQuery(deltas=(0.1,)))
+    >>> int(run.result.counts[0]), round(run.result.best, 4), run.complete
+    (2, 0.25, True)
     """
+    circuit, decision, favorable, sensitive = problem
     require_tractable_marginals(circuit)
     log_z = log_normalizer(float(circuit.log_marginal(None)[0]))
     t0 = time.perf_counter()
     floor = probability_floor(circuit)
     if floor != query.floor:
         query = replace(query, floor=floor)
-    parallel = executor is not None or n_jobs != 1
-    if plan is None:
-        plan = make_plan(circuit, decision, favorable, sensitive, max_bytes,
-                         min_chunks=max(min_chunks, 64 if parallel else 1))
-    bits = grid = None
-    if query.summaries:
-        need = summary_bytes(plan, len(query.deltas))
-        if need is None:
-            raise LatticeTooLarge(f"maximal and minimal patterns are computed for at most 15 "
-                                  f"thresholds in one pass, not {len(query.deltas)}")
-        if need > max_bytes:
-            raise LatticeTooLarge(
-                f"maximal and minimal patterns need a bitmap of the whole lattice "
-                f"({plan.num_points:,} points): about {need / 2**20:,.0f} MiB "
-                f"({need:,} bytes), over the budget of {max_bytes / 2**20:,.0f} MiB: raise "
-                "max_bytes; counts, top-k, Pareto fronts and certification stream in bounded "
-                "memory whatever the model")
-        # one chunk: its part is the whole bitmap (no copy)
-        bits = None if plan.prefix == 0 else np.zeros(plan.num_points,
-                                                       summary_word(len(query.deltas)))
-        grid = None if bits is None else bits.reshape(plan.shape)
-    picked = None if query.points is None else np.full(len(query.points), np.nan)
-    chunks = plan.chunks()
-    if prune not in PRUNE_MODES:
-        raise OptionError(f"prune must be one of {PRUNE_MODES}, not {prune!r}")
-    if prune == "topk" and not query.k_top:
-        prune = None
-    ubs = None
-    bounding = 0.0
-    deadline = deadline_from(time_limit, deadline)
-    if prune is not None and not query.summaries and query.points is None \
-            and 1 < len(chunks) <= MAX_BOUNDED_CHUNKS:
-        bounding = time.perf_counter()
-        ubs = chunk_bounds(circuit, plan, chunks, deadline,
-                           bar=min(query.deltas) + THRESHOLD_ATOL if prune == "threshold"
-                           else None)
-        bounding = time.perf_counter() - bounding
-    n_pruned = 0
-    if ubs is not None:
-        order = np.argsort(-ubs, kind="stable")  # the most promising chunks first
-        if prune == "threshold":
-            lo = min(query.deltas) + THRESHOLD_ATOL
-            order = np.array([i for i in order if not _below(ubs[i], lo)], np.int64)
-        n_pruned = len(chunks) - len(order)
-        chunks = [chunks[i] for i in order]
-        ubs = ubs[order]
-    results: list[ChunkResult] = []
-    chunk_deadline = deadline
-    if handover and query.listing and deadline is not None:
-        chunk_deadline = time.time() + 0.5 * max(0.0, deadline - time.time())
+    plan = how.plan or make_plan(circuit, decision, favorable, list(sensitive), how.max_bytes,
+                                 min_chunks=max(how.min_chunks, 64 if how.parallel else 1))
+    prune = None if how.prune == "topk" and not query.k_top else how.prune
+    chunks, ubs, n_pruned, bounding = _visit_order(circuit, plan, query, prune, how.deadline)
+    chunk_deadline = how.deadline
+    if how.handover and query.listing and how.deadline is not None:
+        chunk_deadline = time.time() + 0.5 * max(0.0, how.deadline - time.time())
     # worker processes get the circuit as plain data; in-process chunks share the object
-    model = to_dict(circuit) if parallel else circuit
+    model = to_dict(circuit) if how.parallel else circuit
     tasks = [(model, plan, prefix, query, log_z, 2048, chunk_deadline) for prefix in chunks]
     top_bar = None
     if prune == "topk" and ubs is not None:
         # the bar rises as chunks finish (shared in this process; a worker process gets the
         # bar as it was when the task was sent, which is lower: sound)
         top_bar = np.zeros(1)
-        running = [ChunkResult(counts=np.zeros(0, np.int64)).top]
         tasks = [task + (None, (float(ub), top_bar)) for task, ub in zip(tasks, ubs)]
-    fixed = {v: i for i, v in enumerate(plan.nonsensitive[: plan.prefix])}
-    sub_shape = [n for v, n in zip(plan.features, plan.shape) if v not in fixed]
-
-    partial = []
-    pruned: list[int] = []
-    listed = [0]
-
-    def collect(index: int, part: ChunkResult | None) -> bool:
-        nonlocal bits
-        if part is None:  # the chunk met the deadline before its table was made
-            return False
-        if part.partial:
-            partial.append(index)
-        if part.pruned:
-            pruned.append(index)
-        elif top_bar is not None:
-            running[0] = _best_k([running[0], part.top], query.k_top)
-            if len(running[0][0]) == query.k_top:
-                top_bar[0] = float(running[0][0].min())
-        if part.bits is not None and grid is None:
-            bits = part.bits
-        elif part.bits is not None:  # its disjoint part of the bitmap
-            where = tuple(chunks[index][fixed[v]] if v in fixed else slice(None)
-                          for v in plan.features)
-            grid[where] = part.bits.reshape(sub_shape)
-        part.bits = None
-        if part.picked is not None:
-            found = ~np.isnan(part.picked)
-            picked[found] = part.picked[found]
-            part.picked = None
-        listed[0] += len(part.listing[0])
-        if sink is not None and query.listing:
-            sink(part.listing)
-            part.listing = ChunkResult(counts=part.counts).listing
-        results.append(part)
-        if handover and deadline is not None and \
-                listed[0] * handover >= deadline - time.time():
-            return True  # what is listed takes the time left to hand over
-        return until_witness and bool(part.counts[0] > 0)
-
+    collect = _Collector(plan, query, how, chunks, top_bar)
     first = 0
     if (query.k_div or query.pareto) and query.points is None and len(chunks) > 1:
         # a pilot: the first chunk (the prefix's absent states, the most probable patterns
         # and largest divergences; with pruning, the chunk of the largest bound) runs here
         # first, and seeds the others' heaps and fronts (any chunk's are sound seeds)
         found: list = []
-        map_chunks(scan_chunk, [(circuit, plan, chunks[0], query, log_z, 2048,
-                                 chunk_deadline)],
-                   lambda i, part: found.append(part), progress=progress,
-                   deadline=deadline, desc="lattice pilot chunk")
+        map_chunks(scan_chunk, [(circuit, *tasks[0][1:7])], lambda i, part: found.append(part),
+                   progress=how.progress, deadline=how.deadline, desc="lattice pilot chunk")
         pilot = found[0] if found else None
         if pilot is not None:
             seed = ChunkResult(counts=pilot.counts, div=pilot.div, fronts=pilot.fronts)
@@ -1000,25 +1063,27 @@ def scan(circuit: Circuit, decision: int, favorable: int, sensitive: list[int],
         collect(0, pilot)
         first = 1
     run = map_chunks(scan_chunk, tasks[first:], lambda i, part: collect(i + first, part),
-                     executor=executor, n_jobs=n_jobs, deadline=deadline,
-                     progress=progress, desc="lattice chunks")
-    witness = until_witness and any(r.counts[0] > 0 for r in results)
+                     executor=how.executor, n_jobs=how.n_jobs, deadline=how.deadline,
+                     progress=how.progress, desc="lattice chunks")
+    results, partial = collect.results, collect.partial
+    witness = how.until_witness and any(r.counts[0] > 0 for r in results)
     # with a floor, the patterns below it were not scored: complete only with a witness
     complete = witness or (run.complete and len(results) == len(chunks) and not partial
                            and not floor)
+    bits = collect.bits
     if query.summaries and bits is None:  # the one chunk met the deadline: nothing known
         bits = np.zeros(plan.num_points, summary_word(len(query.deltas)))
     merged = merge(results, query)
     stats = {"lattice_points": plan.num_points, "defined_patterns": merged.defined,
              "chunks": len(chunks) + n_pruned,
-             "chunks_done": len(results) - len(partial) - len(pruned),
-             "chunks_partial": len(partial), "chunks_pruned": n_pruned + len(pruned),
+             "chunks_done": len(results) - len(partial) - len(collect.pruned),
+             "chunks_partial": len(partial), "chunks_pruned": n_pruned + len(collect.pruned),
              "bound_seconds": bounding,
              "seconds": time.perf_counter() - t0, "chunk_bytes": plan.chunk_bytes()}
     if floor:
         stats["probability_floor"] = floor
         stats["smallest_probability_log10"] = log_smallest_probability(circuit) / math.log(10)
-    return ScanResult(merged, complete, plan, stats, bits, picked)
+    return ScanResult(merged, complete, plan, stats, bits, collect.picked)
 
 
 def summary_bytes(plan: LatticePlan, n_deltas: int) -> int | None:
@@ -1050,10 +1115,10 @@ def summary_patterns(circuit: Circuit, run: ScanResult, kind: str, query: Lattic
     if len(idx) == 0:
         return idx, np.zeros(0)
     plan = run.plan
-    again = scan(circuit, plan.decision, plan.favorable, list(plan.sensitive),
+    again = scan(Problem(circuit, plan.decision, plan.favorable, list(plan.sensitive)),
                  LatticeQuery(deltas=query.deltas[:1], min_support=query.min_support,
                               points=idx),
-                 n_jobs=n_jobs, executor=executor, plan=plan, progress=False)
+                 ScanRun(n_jobs=n_jobs, executor=executor, plan=plan, progress=False))
     return idx, again.picked
 
 

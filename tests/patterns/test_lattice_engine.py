@@ -20,7 +20,15 @@ import pcfair
 from _pcgen import random_mixture, random_psdd
 from test_bounds import random_tan
 from pcfair.patterns._arguments import resolve_problem
-from pcfair.patterns.lattice import LatticeQuery, estimate, final_front, make_plan, scan
+from pcfair.patterns._arguments import Problem
+from pcfair.patterns.lattice import (
+    LatticeQuery,
+    ScanRun,
+    estimate,
+    final_front,
+    make_plan,
+    scan,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPAS = ROOT / "circuits" / "compas_clt.json"
@@ -75,7 +83,7 @@ def model(seed: int, cards: list[int], kind: str):
        st.sampled_from(["psdd", "mixture"]))
 def test_chunk_splits_give_identical_answers(seed, cards, kind):
     pc, d, fav, sens = model(seed, cards, kind)
-    runs = [scan(pc, d, fav, sens, FULL, min_chunks=m) for m in (1, 3, 9)]
+    runs = [scan(Problem(pc, d, fav, sens), FULL, ScanRun(min_chunks=m)) for m in (1, 3, 9)]
     assert len({r.stats["chunks"] for r in runs}) > 1 or len(cards) - len(sens) < 2
     for r in runs[1:]:
         same_answer(runs[0], r)
@@ -92,24 +100,25 @@ def test_seeded_chunks_give_the_unsplit_answer_on_tied_and_rare_models(family, s
     case = make_case(family, seed)
     query = LatticeQuery(deltas=(0.0, 0.05, 0.2), k_top=4, k_div=4, pareto=True, listing=True,
                          summaries=True)
-    args = (case.pc, case.decision, case.favorable, case.sensitive, query)
-    one = scan(*args, min_chunks=1)
+    problem = Problem(case.pc, case.decision, case.favorable, case.sensitive)
+    one = scan(problem, query, ScanRun(min_chunks=1))
     for m in (3, 9):
-        split = scan(*args, min_chunks=m)
+        split = scan(problem, query, ScanRun(min_chunks=m))
         if split.stats["chunks"] > 1:
             same_answer(one, split)
 
 
 def test_processes_and_dask_give_identical_answers():
     pc, d, fav, sens = model(3, [2, 3, 2, 2, 2], "psdd")
-    serial = summary(scan(pc, d, fav, sens, FULL, min_chunks=64))
-    assert summary(scan(pc, d, fav, sens, FULL, n_jobs=2)) == serial
+    serial = summary(scan(Problem(pc, d, fav, sens), FULL, ScanRun(min_chunks=64)))
+    assert summary(scan(Problem(pc, d, fav, sens), FULL, ScanRun(n_jobs=2))) == serial
     if HAS_DASK:
         from distributed import Client, LocalCluster
 
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
-            assert summary(scan(pc, d, fav, sens, FULL, executor=client)) == serial
+            run = scan(Problem(pc, d, fav, sens), FULL, ScanRun(executor=client))
+            assert summary(run) == serial
 
 
 @pytest.mark.parametrize("min_chunks", [1, 4])
@@ -117,15 +126,17 @@ def test_summary_bitmap_matches_the_listing_and_the_picked_scores(min_chunks):
     """Bit 0 of the bitmap is the listing at δ = 0 (the same comparison), bit 1 Σ at δ = 0.05,
     bit 2 definedness; a pass picking points returns the listing's very scores."""
     pc, d, fav, sens = model(5, [2, 2, 3], "psdd")
-    run = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0, 0.05), listing=True, summaries=True),
-               min_chunks=min_chunks)
+    run = scan(Problem(pc, d, fav, sens),
+               LatticeQuery(deltas=(0.0, 0.05), listing=True, summaries=True),
+               ScanRun(min_chunks=min_chunks))
     idx, score, _, _ = run.result.listing
     bits = run.bits
     assert bits.dtype == np.uint8 and len(bits) == run.plan.num_points
     assert np.flatnonzero(bits & 1).tolist() == idx.tolist()
     assert np.flatnonzero(bits & 2).tolist() == idx[np.abs(score) > 0.05 + 1e-12].tolist()
     assert int(np.count_nonzero(bits & 4)) == run.result.defined
-    again = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0,), points=idx), plan=run.plan)
+    again = scan(Problem(pc, d, fav, sens), LatticeQuery(deltas=(0.0,), points=idx),
+                 ScanRun(plan=run.plan))
     np.testing.assert_array_equal(again.picked, score)
 
 
@@ -146,8 +157,8 @@ def test_memory_budget_bounds_the_chunk():
     pc, d, fav, sens = model(1, [2, 2, 2, 2, 2, 2], "psdd")
     small = make_plan(pc, d, fav, sens, max_bytes=(1 << 22) + 2000)
     assert small.chunk_bytes() <= (1 << 22) + 2000 and len(small.chunks()) > 1
-    same_answer(scan(pc, d, fav, sens, FULL, max_bytes=(1 << 22) + 2000),
-                scan(pc, d, fav, sens, FULL))
+    same_answer(scan(Problem(pc, d, fav, sens), FULL, ScanRun(max_bytes=(1 << 22) + 2000)),
+                scan(Problem(pc, d, fav, sens), FULL))
     adult = pcfair.load(ROOT / "circuits" / "adult_clt.json")
     with pytest.raises(pcfair.patterns.LatticeTooLarge,
                        match=r"bitmap .*\(12,301,875 bytes\).*raise max_bytes"):
@@ -262,15 +273,15 @@ def test_scan_until_witness_stops_at_the_first_witness_chunk():
     pc, d, fav, sens = resolve_problem(pcfair.load(COMPAS), "ScoreText_",
                                        ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"], 1)
     query = LatticeQuery(deltas=(0.05,), k_top=1)
-    full = scan(pc, d, fav, sens, query, min_chunks=30)
-    first = scan(pc, d, fav, sens, query, min_chunks=30, until_witness=True)
+    full = scan(Problem(pc, d, fav, sens), query, ScanRun(min_chunks=30))
+    first = scan(Problem(pc, d, fav, sens), query, ScanRun(min_chunks=30, until_witness=True))
     assert full.complete and first.complete and full.stats["chunks"] > 20
     assert 0 < first.stats["chunks_done"] < full.stats["chunks"]
     assert 0 < first.result.counts[0] <= full.result.counts[0]
     assert first.result.best <= full.result.best
     # at a fair threshold every chunk is scanned, and the answer is the full one
-    fair = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.3,), k_top=1), min_chunks=30,
-                until_witness=True)
+    fair = scan(Problem(pc, d, fav, sens), LatticeQuery(deltas=(0.3,), k_top=1),
+                ScanRun(min_chunks=30, until_witness=True))
     assert fair.complete and fair.stats["chunks_done"] == fair.stats["chunks"]
     assert fair.result.counts[0] == 0 and fair.result.best == pytest.approx(full.result.best)
 
@@ -334,8 +345,8 @@ def test_an_interrupted_csv_is_set_aside(tmp_path, monkeypatch, capsys):
 
     sens = ["Ethnic_Code_Text_", "MaritalStatus_", "Sex_", "Age"]
 
-    def interrupted(*args, **kwargs):
-        kwargs["sink"]((np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)))
+    def interrupted(problem, query, how):
+        how.sink((np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)))
         raise KeyboardInterrupt
 
     monkeypatch.setattr(lattice_engine, "scan", interrupted)
@@ -372,12 +383,12 @@ def test_pruned_chunks_give_the_unpruned_answer(seed, cards, kind, frac):
     above the model's largest |Δ|, so that some chunks are skipped."""
     pc, d, fav, sens = _tree_model(seed, cards) if kind == "tree" else model(seed, cards, kind)
     base = LatticeQuery(deltas=(0.0,), k_top=1)
-    best = scan(pc, d, fav, sens, base).result.best
+    best = scan(Problem(pc, d, fav, sens), base).result.best
     lo = frac * best
     query = LatticeQuery(deltas=(lo, lo + 0.05), k_top=3, k_div=3, pareto=True, listing=True,
                          min_support=1e-4 if seed % 2 else 0.0)
-    full = scan(pc, d, fav, sens, query, min_chunks=9)
-    cut = scan(pc, d, fav, sens, query, min_chunks=9, prune="threshold")
+    full = scan(Problem(pc, d, fav, sens), query, ScanRun(min_chunks=9))
+    cut = scan(Problem(pc, d, fav, sens), query, ScanRun(min_chunks=9, prune="threshold"))
     a, b = full.result, cut.result
     assert cut.complete and cut.stats["chunks"] == full.stats["chunks"]
     assert a.counts.tolist() == b.counts.tolist() and a.rare.tolist() == b.rare.tolist()
@@ -389,7 +400,7 @@ def test_pruned_chunks_give_the_unpruned_answer(seed, cards, kind, frac):
         assert x[2].tolist() == y[2].tolist()
     for u, v in zip(_kept(a.top, lo), _kept(b.top, lo)):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-15)
-    ranked = scan(pc, d, fav, sens, query, min_chunks=9, prune="topk")
+    ranked = scan(Problem(pc, d, fav, sens), query, ScanRun(min_chunks=9, prune="topk"))
     assert ranked.complete
     np.testing.assert_allclose(ranked.result.top[0], a.top[0], rtol=1e-12, atol=1e-15)
     assert ranked.result.best == pytest.approx(a.best, rel=1e-12, abs=1e-15)
@@ -434,10 +445,10 @@ def test_pruning_skips_chunks_above_the_largest_discrimination(kind):
     a tree model, and some are on a PSDD; the verdict and counts are those of the full scan."""
     cards = [3, 2, 3, 2, 2]
     pc, d, fav, sens = _tree_model(4, cards) if kind == "tree" else model(4, cards, "psdd")
-    best = scan(pc, d, fav, sens, LatticeQuery(deltas=(0.0,), k_top=1)).result.best
+    best = scan(Problem(pc, d, fav, sens), LatticeQuery(deltas=(0.0,), k_top=1)).result.best
     query = LatticeQuery(deltas=(best + 0.2,))
-    full = scan(pc, d, fav, sens, query, min_chunks=9)
-    cut = scan(pc, d, fav, sens, query, min_chunks=9, prune="threshold")
+    full = scan(Problem(pc, d, fav, sens), query, ScanRun(min_chunks=9))
+    cut = scan(Problem(pc, d, fav, sens), query, ScanRun(min_chunks=9, prune="threshold"))
     assert cut.result.counts.tolist() == full.result.counts.tolist() == [0]
     assert cut.complete and cut.stats["chunks_pruned"] > 0
     assert cut.stats["chunks_done"] + cut.stats["chunks_pruned"] == cut.stats["chunks"]

@@ -16,10 +16,11 @@ import pcfair
 from pcfair.errors import SummariesOmittedWarning
 import _pattern_oracle as oracle
 from _pcgen import random_psdd
-from pcfair.patterns._arguments import resolve_problem
+from pcfair.patterns._arguments import Problem, resolve_problem
 from pcfair.patterns.summaries import extension_summaries, summary_word
 from pcfair.patterns.lattice import (
     LatticeQuery,
+    ScanRun,
     make_plan,
     scan,
     summary_counts,
@@ -87,7 +88,7 @@ QUERY = LatticeQuery(deltas=(0.0, 0.03, 0.1), summaries=True)
 @given(st.integers(0, 2**32 - 1), st.lists(st.integers(2, 3), min_size=3, max_size=5))
 def test_chunk_splits_give_the_same_bitmap_and_summaries(seed, cards):
     pc, d, fav, sens = _model(seed, cards)
-    runs = [scan(pc, d, fav, sens, QUERY, min_chunks=m) for m in (1, 3, 9)]
+    runs = [scan(Problem(pc, d, fav, sens), QUERY, ScanRun(min_chunks=m)) for m in (1, 3, 9)]
     assert len({r.stats["chunks"] for r in runs}) > 1
     bitmaps = [r.bits.copy() for r in runs]
     counts = [summary_counts(r) for r in runs]
@@ -101,15 +102,15 @@ def test_processes_give_the_same_summaries_and_scores():
     pc, d, fav, sens = _model(8, [2, 3, 2, 2])
     names = [pc.names[v] for v in sens]
     with ProcessPoolExecutor(2) as pool:
-        serial = scan(pc, d, fav, sens, QUERY)
-        two = scan(pc, d, fav, sens, QUERY, executor=pool)
+        serial = scan(Problem(pc, d, fav, sens), QUERY)
+        two = scan(Problem(pc, d, fav, sens), QUERY, ScanRun(executor=pool))
         assert two.stats["chunks"] > 1
         np.testing.assert_array_equal(two.bits, serial.bits)
         query = LatticeQuery(deltas=(0.03,), summaries=True)  # this model has both kinds there
         for kind in ("maximal", "minimal"):
-            a = summary_patterns(pc, scan(pc, d, fav, sens, query), kind, query)
-            b = summary_patterns(pc, scan(pc, d, fav, sens, query, executor=pool), kind, query,
-                                 executor=pool)
+            a = summary_patterns(pc, scan(Problem(pc, d, fav, sens), query), kind, query)
+            two = scan(Problem(pc, d, fav, sens), query, ScanRun(executor=pool))
+            b = summary_patterns(pc, two, kind, query, executor=pool)
             assert a[0].tolist() == b[0].tolist() and len(a[0]) > 0
             np.testing.assert_allclose(a[1], b[1], rtol=1e-12, atol=1e-15)
             assert np.all(np.abs(b[1]) > query.deltas[0] + 1e-12)
@@ -124,7 +125,7 @@ def test_too_many_thresholds_or_too_little_memory():
     pc, d, fav, sens = _model(3, [2, 2, 2])
     deltas = tuple(np.linspace(0.0, 0.3, 16))
     with pytest.raises(pcfair.patterns.LatticeTooLarge, match="at most 15 thresholds"):
-        scan(pc, d, fav, sens, LatticeQuery(deltas=deltas, summaries=True))
+        scan(Problem(pc, d, fav, sens), LatticeQuery(deltas=deltas, summaries=True))
     names = [pc.names[v] for v in sens]
     with pytest.warns(SummariesOmittedWarning, match="more than 15 thresholds"):
         census = pcfair.pattern_census(pc, pc.names[d], names, deltas=deltas, ks=(1,))
@@ -132,7 +133,8 @@ def test_too_many_thresholds_or_too_little_memory():
     fit = pcfair.pattern_census(pc, pc.names[d], names, deltas=deltas[:15], ks=(1,))
     assert fit["maximal"].notna().all()
     with pytest.raises(pcfair.patterns.LatticeTooLarge, match="bitmap"):
-        scan(pc, d, fav, sens, QUERY, max_bytes=10, plan=make_plan(pc, d, fav, sens))
+        scan(Problem(pc, d, fav, sens), QUERY,
+             ScanRun(max_bytes=10, plan=make_plan(pc, d, fav, sens)))
 
 
 def test_a_census_over_the_budget_says_what_it_left_out():
