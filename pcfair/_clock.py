@@ -24,7 +24,7 @@ import time
 
 from pcfair.errors import OptionError
 
-__all__ = ["check_time_limit", "deadline_from", "expired", "seconds_left"]
+__all__ = ["check_time_limit", "deadline_from", "deadline_within", "expired", "seconds_left"]
 
 
 def check_time_limit(time_limit: float | None) -> float | None:
@@ -102,6 +102,24 @@ def deadline_from(time_limit: float | None, deadline: float | None = None) -> fl
             raise OptionError(f"deadline must be a time.time() value, not {deadline!r}")
         return float(deadline)
     return None if limit is None else time.time() + limit
+
+
+def deadline_within(deadline: float | None, seconds: float | None) -> float | None:
+    """``deadline`` brought forward to ``seconds`` from now (a probe's share of a run: 0 or
+    less is an immediate deadline), never past itself; None or ``+inf`` seconds change
+    nothing.
+
+    Examples
+    --------
+    >>> deadline_within(None, None) is None, deadline_within(1.0, 60.0)
+    (True, 1.0)
+    >>> expired(deadline_within(None, -1.0))
+    True
+    """
+    if seconds is None or seconds == math.inf:
+        return deadline
+    end = time.time() + max(0.0, float(seconds))
+    return end if deadline is None else min(end, deadline)
 
 
 def expired(deadline: float | None) -> bool:

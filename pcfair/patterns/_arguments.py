@@ -5,10 +5,9 @@ and check nothing again.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 
-from pcfair._clock import deadline_from, expired, seconds_left
+from pcfair._clock import deadline_from, deadline_within, expired, seconds_left
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import derived
 from pcfair.circuit.properties import require_tractable_marginals
@@ -129,11 +128,8 @@ class Request:
 
     def within(self, seconds: float | None) -> "Request":
         """The same request with the deadline brought forward to ``seconds`` from now (a
-        probe), never past its own."""
-        if seconds is None:
-            return self
-        end = time.time() + max(0.0, float(seconds))
-        return replace(self, deadline=end if self.deadline is None else min(end, self.deadline))
+        probe), never past its own (:func:`pcfair._clock.deadline_within`)."""
+        return replace(self, deadline=deadline_within(self.deadline, seconds))
 
     def but(self, **changes) -> "Request":
         return replace(self, **changes)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pcfair._clock import deadline_from
+from pcfair._clock import deadline_within
 from pcfair.circuit.circuit import Circuit
 from pcfair.circuit.derived import derived
 from pcfair.errors import OptionError
@@ -190,13 +190,10 @@ class SearchQuery:
                    progress=request.progress, options=request.search_options)
 
     def within(self, seconds: float | None) -> SearchQuery:
-        """The same query with the deadline brought forward to ``seconds`` from now
-        (:func:`pcfair._clock.deadline_from`'s rule: 0 is an immediate deadline), never past
-        its own; None changes nothing."""
-        if seconds is None:
-            return self
-        end = deadline_from(seconds)
-        return replace(self, deadline=end if self.deadline is None else min(end, self.deadline))
+        """The same query with the deadline brought forward to ``seconds`` from now (0: an
+        immediate deadline), never past its own; None changes nothing
+        (:func:`pcfair._clock.deadline_within`)."""
+        return replace(self, deadline=deadline_within(self.deadline, seconds))
 
     def but(self, **changes) -> SearchQuery:
         """The same query with ``changes`` (:func:`dataclasses.replace`)."""
