@@ -94,17 +94,3 @@ def test_every_kernel_is_cached_so_the_notice_says_once():
     assert uncached == []
 
 
-@pytest.mark.parametrize("rows", [1, 65, 2000])
-def test_one_thread_or_many_give_the_same_numbers(rows):
-    import numpy as np
-
-    from pcfair.inference import _marginal_kernels as K
-    from pcfair.inference.marginals import kernel_args
-
-    pc = pcfair.load(PACKAGE.parent / "circuits" / "compas_clt.json")
-    rng = np.random.default_rng(rows)
-    ev = rng.integers(-1, 2, size=(rows, pc.num_variables)).astype(np.int32)
-    serial, threaded = np.empty(rows), np.empty(rows)
-    K.log_marginals_serial(*kernel_args(pc), ev, serial)
-    K.log_marginals_kernel(*kernel_args(pc), ev, threaded)
-    assert np.array_equal(serial, threaded)
